@@ -1,0 +1,33 @@
+# One function applies warnings, sanitizers and clang-tidy to every project target.
+function(cosim_apply_options target)
+  get_target_property(_type ${target} TYPE)
+  if(_type STREQUAL "INTERFACE_LIBRARY")
+    return()
+  endif()
+  target_compile_options(${target} PRIVATE
+    -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Woverloaded-virtual
+    -Wimplicit-fallthrough -Wcast-qual -Wformat=2)
+  if(COSIM_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+  if(COSIM_SANITIZE)
+    target_compile_options(${target} PRIVATE -fsanitize=${COSIM_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+    target_link_options(${target} PRIVATE -fsanitize=${COSIM_SANITIZE})
+  endif()
+  if(COSIM_CLANG_TIDY)
+    find_program(_tidy clang-tidy REQUIRED)
+    set_target_properties(${target} PROPERTIES CXX_CLANG_TIDY "${_tidy}")
+  endif()
+endfunction()
+
+# A library per top-level folder: sources from src/, public headers from include/.
+function(cosim_add_folder_library name)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(GLOB _src CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*.cpp)
+  add_library(cosim_${name} STATIC ${_src})
+  add_library(cosim::${name} ALIAS cosim_${name})
+  target_include_directories(cosim_${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include
+                                            PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  target_link_libraries(cosim_${name} PUBLIC ${ARG_DEPS})
+  cosim_apply_options(cosim_${name})
+endfunction()

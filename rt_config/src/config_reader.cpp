@@ -1,0 +1,261 @@
+#include "cosim/rt_config/config_reader.hpp"
+
+#include <sstream>
+
+namespace cosim::config {
+
+namespace {
+
+std::string type_name(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::string: return "string";
+    case toml::node_type::integer: return "integer";
+    case toml::node_type::floating_point: return "float";
+    case toml::node_type::boolean: return "boolean";
+    case toml::node_type::array: return "array";
+    case toml::node_type::table: return "table";
+    default: return "date/time";
+  }
+}
+
+std::vector<std::string> split_key(const std::string& key) {
+  std::vector<std::string> parts;
+  std::string cur;
+  for (char c : key) {
+    if (c == '.') {
+      parts.push_back(cur);
+      cur.clear();
+    } else {
+      cur.push_back(c);
+    }
+  }
+  parts.push_back(cur);
+  return parts;
+}
+
+}  // namespace
+
+config_reader config_reader::from_file(const std::string& path) {
+  config_reader r;
+  r.file_ = path;
+  try {
+    r.root_ = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    const auto& b = e.source().begin;
+    std::ostringstream os;
+    os << path;
+    if (b.line > 0) os << ":" << b.line << ":" << b.column;
+    os << ": syntax error: " << e.description();
+    throw error(errc::config_syntax, os.str());
+  }
+  return r;
+}
+
+config_reader config_reader::from_string(const std::string& text, const std::string& name) {
+  config_reader r;
+  r.file_ = name;
+  try {
+    r.root_ = toml::parse(text, name);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream os;
+    os << name << ":" << e.source().begin.line << ":" << e.source().begin.column
+       << ": syntax error: " << e.description();
+    throw error(errc::config_syntax, os.str());
+  }
+  return r;
+}
+
+void config_reader::apply_overrides(const std::vector<std::string>& sets) {
+  for (const std::string& kv : sets) {
+    const auto eq = kv.find('=');
+    COSIM_INPUT_CHECK(eq != std::string::npos && eq > 0, errc::config_key,
+                      "--set " + kv + ": expected key=value");
+    const std::string key = kv.substr(0, eq);
+    const std::string text = kv.substr(eq + 1);
+    const auto parts = split_key(key);
+    for (const auto& p : parts)
+      COSIM_INPUT_CHECK(!p.empty(), errc::config_key, "--set " + kv + ": malformed key");
+    toml::table* t = &root_;
+    for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+      toml::node* child = t->get(parts[i]);
+      if (child == nullptr) {
+        t->insert(parts[i], toml::table{});
+        child = t->get(parts[i]);
+      }
+      COSIM_INPUT_CHECK(child->is_table(), errc::config_key,
+                        "--set " + kv + ": '" + parts[i] + "' is not a table");
+      t = child->as_table();
+    }
+    toml::table parsed;
+    bool is_toml = true;
+    try {
+      parsed = toml::parse("v = " + text);
+    } catch (const toml::parse_error&) {
+      is_toml = false;
+    }
+    if (is_toml && parsed.get("v") != nullptr) {
+      t->insert_or_assign(parts.back(), *parsed.get("v"));
+    } else {
+      t->insert_or_assign(parts.back(), text);
+    }
+    overridden_.insert(key);
+  }
+}
+
+const toml::node* config_reader::node(const std::string& key) const {
+  return root_.at_path(key).node();
+}
+
+bool config_reader::has(const std::string& key) const { return node(key) != nullptr; }
+
+std::string config_reader::where(const std::string& key) const {
+  if (overridden_.count(key) != 0) return "--set " + key;
+  std::ostringstream os;
+  os << file_;
+  const toml::node* n = node(key);
+  if (n != nullptr && n->source().begin.line > 0)
+    os << ":" << n->source().begin.line << ":" << n->source().begin.column;
+  return os.str();
+}
+
+std::string config_reader::value_text(const std::string& key) const {
+  const toml::node* n = node(key);
+  if (n == nullptr) return "<missing>";
+  std::ostringstream os;
+  if (n->is_string()) {
+    os << '"' << n->value_or(std::string{}) << '"';
+  } else {
+    n->visit([&](const auto& v) { os << toml::toml_formatter{v, toml::format_flags::none}; });
+  }
+  return os.str();
+}
+
+void config_reader::fail(const std::string& key, const std::string& why) const {
+  throw error(errc::config_value, where(key) + ": " + key + " = " + value_text(key) + ": " + why);
+}
+
+const toml::node& config_reader::require(const std::string& key, const char* type) {
+  const toml::node* n = node(key);
+  if (n == nullptr) {
+    const auto dot = key.rfind('.');
+    std::string table_where = file_;
+    if (dot != std::string::npos && has(key.substr(0, dot))) table_where = where(key.substr(0, dot));
+    throw error(errc::config_key, table_where + ": missing key '" + key + "' (" + type + ")");
+  }
+  read_.insert(key);
+  return *n;
+}
+
+double config_reader::get_double(const std::string& key) {
+  const toml::node& n = require(key, "number");
+  if (n.is_floating_point()) return n.as_floating_point()->get();
+  if (n.is_integer()) return static_cast<double>(n.as_integer()->get());
+  throw error(errc::config_key, where(key) + ": " + key + " = " + value_text(key) +
+                                    ": expected a number, got " + type_name(n));
+}
+
+std::optional<double> config_reader::opt_double(const std::string& key) {
+  if (!has(key)) return std::nullopt;
+  return get_double(key);
+}
+
+std::int64_t config_reader::get_int(const std::string& key) {
+  const toml::node& n = require(key, "integer");
+  if (n.is_integer()) return n.as_integer()->get();
+  throw error(errc::config_key, where(key) + ": " + key + " = " + value_text(key) +
+                                    ": expected an integer, got " + type_name(n));
+}
+
+std::optional<std::int64_t> config_reader::opt_int(const std::string& key) {
+  if (!has(key)) return std::nullopt;
+  return get_int(key);
+}
+
+std::string config_reader::get_string(const std::string& key) {
+  const toml::node& n = require(key, "string");
+  if (n.is_string()) return n.as_string()->get();
+  throw error(errc::config_key, where(key) + ": " + key + " = " + value_text(key) +
+                                    ": expected a string, got " + type_name(n));
+}
+
+std::optional<std::string> config_reader::opt_string(const std::string& key) {
+  if (!has(key)) return std::nullopt;
+  return get_string(key);
+}
+
+std::optional<bool> config_reader::opt_bool(const std::string& key) {
+  if (!has(key)) return std::nullopt;
+  const toml::node& n = require(key, "boolean");
+  if (n.is_boolean()) return n.as_boolean()->get();
+  throw error(errc::config_key, where(key) + ": " + key + " = " + value_text(key) +
+                                    ": expected true or false, got " + type_name(n));
+}
+
+std::optional<std::vector<std::string>> config_reader::opt_string_list(const std::string& key) {
+  if (!has(key)) return std::nullopt;
+  const toml::node& n = require(key, "array of strings");
+  std::vector<std::string> out;
+  const toml::array* arr = n.as_array();
+  if (arr == nullptr)
+    throw error(errc::config_key, where(key) + ": " + key + " = " + value_text(key) +
+                                      ": expected an array of strings, got " + type_name(n));
+  for (const auto& e : *arr) {
+    if (!e.is_string())
+      throw error(errc::config_key, where(key) + ": " + key + " = " + value_text(key) +
+                                        ": expected an array of strings");
+    out.push_back(e.as_string()->get());
+  }
+  return out;
+}
+
+std::optional<std::vector<double>> config_reader::opt_double_list(const std::string& key) {
+  if (!has(key)) return std::nullopt;
+  const toml::node& n = require(key, "array of numbers");
+  std::vector<double> out;
+  const toml::array* arr = n.as_array();
+  if (arr == nullptr)
+    throw error(errc::config_key, where(key) + ": " + key + " = " + value_text(key) +
+                                      ": expected an array of numbers, got " + type_name(n));
+  for (const auto& e : *arr) {
+    if (e.is_floating_point()) out.push_back(e.as_floating_point()->get());
+    else if (e.is_integer()) out.push_back(static_cast<double>(e.as_integer()->get()));
+    else
+      throw error(errc::config_key, where(key) + ": " + key + " = " + value_text(key) +
+                                        ": expected an array of numbers");
+  }
+  return out;
+}
+
+std::vector<std::string> config_reader::table_keys(const std::string& key) {
+  std::vector<std::string> out;
+  const toml::node* n = node(key);
+  if (n == nullptr) return out;
+  if (!n->is_table())
+    throw error(errc::config_key, where(key) + ": " + key + " must be a table");
+  for (const auto& [k, v] : *n->as_table()) out.emplace_back(k.str());
+  return out;
+}
+
+void config_reader::ignore(const std::string& key) { read_.insert(key); }
+
+void config_reader::collect_unread(const toml::table& t, const std::string& prefix,
+                                   std::vector<std::string>& out) const {
+  for (const auto& [k, v] : t) {
+    const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    if (read_.count(key) != 0) continue;
+    if (v.is_table()) {
+      collect_unread(*v.as_table(), key, out);
+    } else {
+      out.push_back(key);
+    }
+  }
+}
+
+void config_reader::check_all_read() const {
+  std::vector<std::string> unread;
+  collect_unread(root_, "", unread);
+  if (!unread.empty())
+    throw error(errc::config_key, where(unread.front()) + ": unknown key '" + unread.front() + "'");
+}
+
+}  // namespace cosim::config

@@ -1,0 +1,85 @@
+#pragma once
+// Schemes and the offline executor.
+//
+// One macro step [t_n, t_n + H] (Jacobi): every subsystem takes H/h internal steps with its
+// inputs extrapolated from samples up to t_n, then evaluates its outputs at t_n + H; only
+// then are all outputs delivered. Gauss-Seidel: subsystems run one after the other in the
+// configured order and each delivers its outputs before the next one steps, so later
+// subsystems see their predecessors' samples at t_n + H (000 Sect. 2).
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cosim/runtime/energy_monitor.hpp"
+#include "cosim/runtime/system.hpp"
+
+namespace cosim {
+
+enum class scheme_kind { jacobi, gauss_seidel };
+
+struct run_plan {
+  time_point start{};
+  duration macro_step{0};
+  std::int64_t macro_steps = 0;
+  scheme_kind scheme = scheme_kind::jacobi;
+  std::vector<std::size_t> order;  // Gauss-Seidel order; Jacobi uses it for the start-up exchange
+  std::int64_t output_every = 1;   // record every k-th macro step
+};
+
+/// Checks the plan against the system: steps positive and dividing H, order a permutation.
+void validate_plan(const system& sys, const run_plan& plan);
+
+struct safety_limits {
+  double energy_residual = std::numeric_limits<double>::infinity();  // on sum |delta_E| [J]
+  double residual_power = std::numeric_limits<double>::infinity();   // on |delta_P| [W]
+};
+
+enum class run_status { completed, diverged, safety_stop, error };
+const char* to_string(run_status s) noexcept;
+
+struct run_outcome {
+  run_status status = run_status::completed;
+  std::string stop_reason = "end_time";  // end_time, non_finite, energy_residual, ...
+  std::string message;
+  double stop_time_s = 0.0;
+  std::int64_t macro_steps = 0;
+  double sim_time_s = 0.0;
+  double wall_time_s = 0.0;
+  double energy_residual = 0.0;
+  double max_residual_power = 0.0;
+  std::vector<energy_monitor::bond_totals> bonds;
+  std::int64_t rows = 0;
+};
+
+/// Receives recorded rows. write() is called on the stepping thread and must not throw.
+class row_sink {
+ public:
+  row_sink() = default;
+  row_sink(const row_sink&) = delete;
+  row_sink& operator=(const row_sink&) = delete;
+  virtual ~row_sink() = default;
+  virtual void begin(std::span<const std::string> columns) = 0;
+  virtual void write(std::span<const double> row) noexcept = 0;
+  virtual void end() = 0;
+};
+
+/// Column names of a run: t, the system's probes, then the energy-residual columns.
+std::vector<std::string> result_columns(const system& sys);
+
+/// Step primitives shared by the executors.
+namespace scheme {
+/// H/h internal steps of subsystem s from t, then its outputs at t + H.
+bool advance(subsystem& s, time_point t, duration H) noexcept;
+/// Push every output of subsystem `from` as a sample at time t into its consumers.
+void deliver(system& sys, std::size_t from, time_point t) noexcept;
+bool outputs_finite(const subsystem& s) noexcept;
+}  // namespace scheme
+
+/// Single thread, deterministic, as fast as possible.
+run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& limits,
+                        row_sink& sink, const std::atomic<bool>* stop_request = nullptr);
+
+}  // namespace cosim

@@ -1,0 +1,79 @@
+#pragma once
+// Typed ports. A port carries one scalar with a physical unit and a role; connections
+// are only allowed between ports of the same unit.
+#include <string>
+
+#include "cosim/runtime/extrapolation.hpp"
+#include "cosim/runtime/time.hpp"
+
+namespace cosim {
+
+/// Role of a port in a power bond (000 Sect. 3.1): effort (force, pressure) or flow
+/// (velocity, volume flow). Plain signals carry no power.
+enum class port_role { signal, effort, flow };
+
+struct port_desc {
+  std::string name;
+  std::string unit;
+  port_role role = port_role::signal;
+};
+
+/// A deterministic function of simulation time (a manoeuvre such as 003 Eq. (19)).
+/// Bound to an input port it is evaluated exactly at every sub-step, like an input the
+/// subsystem computes itself.
+class signal_source {
+ public:
+  signal_source() = default;
+  signal_source(const signal_source&) = delete;
+  signal_source& operator=(const signal_source&) = delete;
+  virtual ~signal_source() = default;
+  [[nodiscard]] virtual double value(time_point t) const noexcept = 0;
+};
+
+/// Holds the samples received at communication points and answers value_at(t) with the
+/// configured extrapolation, so extrapolation lives in one place for every executor.
+class input_port {
+ public:
+  explicit input_port(port_desc desc) : desc_(std::move(desc)) {}
+
+  [[nodiscard]] const port_desc& desc() const noexcept { return desc_; }
+
+  void set_order(int order) noexcept { order_ = order; }
+  [[nodiscard]] int order() const noexcept { return order_; }
+
+  void bind_source(const signal_source* source) noexcept { source_ = source; }
+  [[nodiscard]] const signal_source* source() const noexcept { return source_; }
+  [[nodiscard]] bool connected() const noexcept { return connected_ || source_ != nullptr; }
+  void mark_connected() noexcept { connected_ = true; }
+
+  /// Start value before the first exchange (e.g. from the equilibrium initialisation).
+  void set_initial(time_point t0, double value) noexcept {
+    history_.reset();
+    history_.push(t0, value);
+  }
+
+  void receive(time_point t, double value) noexcept {
+    if (history_.size() > 0 && history_.newest_time() >= t) {
+      // Re-delivery at the same time (the initial exchange) replaces the value.
+      history_.replace_newest(value);
+      return;
+    }
+    history_.push(t, value);
+  }
+
+  [[nodiscard]] double value_at(time_point t) const noexcept {
+    if (source_ != nullptr) return source_->value(t);
+    return history_.value_at(t, order_);
+  }
+
+  [[nodiscard]] const sample_history& history() const noexcept { return history_; }
+
+ private:
+  port_desc desc_;
+  sample_history history_;
+  const signal_source* source_ = nullptr;
+  int order_ = 0;
+  bool connected_ = false;
+};
+
+}  // namespace cosim

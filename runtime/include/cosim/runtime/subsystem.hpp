@@ -1,0 +1,87 @@
+#pragma once
+// A co-simulation unit with its own solver and step size.
+//
+// Call order: construct (describes ports and variables) → initialize(t0) →
+// update_outputs(t0) → repeat { step(t, h) k times; update_outputs(t + H) }.
+//
+// step() advances the internal state by one internal step h, reading inputs through
+// in(i, t), which applies the port's extrapolation. update_outputs(t) evaluates the
+// outputs at t from the state and, for subsystems with direct feedthrough, from the
+// inputs extrapolated to t (000 Eq. (24)). Both are noexcept and must not allocate:
+// they form the real-time path.
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cosim/runtime/port.hpp"
+#include "cosim/runtime/time.hpp"
+
+namespace cosim {
+
+/// A named internal quantity that can be recorded (state, derived value).
+struct variable_desc {
+  std::string name;
+  std::string unit;
+  const double* value = nullptr;
+};
+
+class subsystem {
+ public:
+  explicit subsystem(std::string name) : name_(std::move(name)) {}
+  subsystem(const subsystem&) = delete;
+  subsystem& operator=(const subsystem&) = delete;
+  virtual ~subsystem() = default;
+
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+
+  [[nodiscard]] std::size_t input_count() const noexcept { return inputs_.size(); }
+  [[nodiscard]] std::size_t output_count() const noexcept { return outputs_.size(); }
+  [[nodiscard]] input_port& input(std::size_t i) noexcept { return inputs_[i]; }
+  [[nodiscard]] const input_port& input(std::size_t i) const noexcept { return inputs_[i]; }
+  [[nodiscard]] const port_desc& output_desc(std::size_t i) const noexcept {
+    return outputs_[i];
+  }
+  [[nodiscard]] double output(std::size_t i) const noexcept { return output_values_[i]; }
+  [[nodiscard]] std::span<const double> outputs() const noexcept { return output_values_; }
+  [[nodiscard]] std::span<const variable_desc> variables() const noexcept { return variables_; }
+
+  /// Port or variable lookup by name; npos when absent.
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+  [[nodiscard]] std::size_t find_input(const std::string& port) const noexcept;
+  [[nodiscard]] std::size_t find_output(const std::string& port) const noexcept;
+  [[nodiscard]] const double* find_variable(const std::string& variable) const noexcept;
+
+  /// Internal step size h; the scheme requires it to divide the communication step.
+  [[nodiscard]] duration step_size() const noexcept { return step_size_; }
+  void set_step_size(duration h) noexcept { step_size_ = h; }
+
+  void initialize(time_point t0) { do_initialize(t0); }
+  /// Advance the state from t to t + h. Returns false if the state became invalid.
+  bool step(time_point t, duration h) noexcept { return do_step(t, h); }
+  void update_outputs(time_point t) noexcept { do_update_outputs(t); }
+
+ protected:
+  std::size_t add_input(port_desc desc);
+  std::size_t add_output(port_desc desc);
+  void add_variable(std::string name, std::string unit, const double* value);
+
+  [[nodiscard]] double in(std::size_t i, time_point t) const noexcept {
+    return inputs_[i].value_at(t);
+  }
+  void set_output(std::size_t i, double v) noexcept { output_values_[i] = v; }
+
+ private:
+  virtual void do_initialize(time_point /*t0*/) {}
+  virtual bool do_step(time_point t, duration h) noexcept = 0;
+  virtual void do_update_outputs(time_point t) noexcept = 0;
+
+  std::string name_;
+  std::vector<input_port> inputs_;
+  std::vector<port_desc> outputs_;
+  std::vector<double> output_values_;
+  std::vector<variable_desc> variables_;
+  duration step_size_{0};
+};
+
+}  // namespace cosim

@@ -1,0 +1,76 @@
+#pragma once
+// The co-simulation graph: subsystems, connections between their ports, power bonds
+// (pairs of effort/flow connections, 000 Sect. 3.1) and recorded columns (probes).
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cosim/runtime/subsystem.hpp"
+
+namespace cosim {
+
+struct connection {
+  std::size_t from = 0;  // subsystem index
+  std::size_t output = 0;
+  std::size_t to = 0;
+  std::size_t input = 0;
+};
+
+/// One effort/flow pair of a power bond: power = gain * effort * flow. The effort travels
+/// on connection `effort` (producer -> consumer) and the flow on `flow` in the opposite
+/// direction.
+struct bond_term {
+  std::size_t effort = 0;  // connection index
+  std::size_t flow = 0;    // connection index
+  double gain = 1.0;
+};
+
+struct power_bond {
+  std::string name;
+  std::vector<bond_term> terms;
+};
+
+/// A recorded column. read() runs after the exchange at each output time.
+struct probe {
+  std::string column;
+  std::string unit;
+  std::function<double()> read;
+};
+
+class system {
+ public:
+  std::size_t add(std::unique_ptr<subsystem> s);
+  [[nodiscard]] std::size_t size() const noexcept { return subsystems_.size(); }
+  [[nodiscard]] subsystem& at(std::size_t i) noexcept { return *subsystems_[i]; }
+  [[nodiscard]] const subsystem& at(std::size_t i) const noexcept { return *subsystems_[i]; }
+  /// Index by name; throws cosim::error naming the subsystem if absent.
+  [[nodiscard]] std::size_t index_of(const std::string& name) const;
+
+  /// "subsystem.port" -> "subsystem.port". Checks that both ports exist and their units
+  /// match; an input may have only one producer. Returns the connection index.
+  std::size_t connect(const std::string& from, const std::string& to);
+  [[nodiscard]] const std::vector<connection>& connections() const noexcept {
+    return connections_;
+  }
+  /// Connection feeding the given "subsystem.port" input; throws if none.
+  [[nodiscard]] std::size_t connection_to(const std::string& to) const;
+
+  void add_bond(power_bond bond) { bonds_.push_back(std::move(bond)); }
+  [[nodiscard]] const std::vector<power_bond>& bonds() const noexcept { return bonds_; }
+
+  void add_probe(probe p) { probes_.push_back(std::move(p)); }
+  [[nodiscard]] const std::vector<probe>& probes() const noexcept { return probes_; }
+
+  /// Every input must be fed by a connection or a signal source.
+  void check_complete() const;
+
+ private:
+  std::vector<std::unique_ptr<subsystem>> subsystems_;
+  std::vector<connection> connections_;
+  std::vector<power_bond> bonds_;
+  std::vector<probe> probes_;
+};
+
+}  // namespace cosim

@@ -1,0 +1,55 @@
+#include "cosim/runtime/csv_writer.hpp"
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+#include "cosim/runtime/error.hpp"
+
+namespace cosim {
+
+csv_writer::csv_writer(const std::string& path, std::int64_t flush_every)
+    : path_(path), flush_every_(flush_every) {
+  file_ = std::fopen(path.c_str(), "w");
+  COSIM_INPUT_CHECK(file_ != nullptr, errc::io,
+                    "cannot open " + path + " for writing: " + std::strerror(errno));
+  std::setvbuf(file_, nullptr, _IOFBF, 1 << 16);
+}
+
+csv_writer::~csv_writer() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+void csv_writer::begin(std::span<const std::string> columns) {
+  std::string header;
+  for (const auto& c : columns) header += (header.empty() ? "" : ",") + c;
+  header += '\n';
+  if (std::fputs(header.c_str(), file_) < 0) failed_ = true;
+}
+
+void csv_writer::write(std::span<const double> row) noexcept {
+  char* p = line_;
+  char* const end = line_ + sizeof line_ - 2;
+  for (std::size_t i = 0; i < row.size(); ++i) {
+    if (i != 0) *p++ = ',';
+    const auto r = std::to_chars(p, end, row[i]);
+    if (r.ec != std::errc{}) {
+      failed_ = true;
+      return;
+    }
+    p = r.ptr;
+  }
+  *p++ = '\n';
+  if (std::fwrite(line_, 1, static_cast<std::size_t>(p - line_), file_) !=
+      static_cast<std::size_t>(p - line_))
+    failed_ = true;
+  if (++rows_ % flush_every_ == 0) std::fflush(file_);
+}
+
+void csv_writer::end() {
+  if (file_ == nullptr) return;
+  if (std::fflush(file_) != 0) failed_ = true;
+  COSIM_INPUT_CHECK(!failed_, errc::io, "error writing " + path_);
+}
+
+}  // namespace cosim

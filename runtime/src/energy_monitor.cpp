@@ -1,0 +1,63 @@
+#include "cosim/runtime/energy_monitor.hpp"
+
+#include <cmath>
+
+namespace cosim {
+
+energy_monitor::energy_monitor(system& sys) : sys_(sys) {
+  const auto& conns = sys.connections();
+  for (std::size_t b = 0; b < sys.bonds().size(); ++b) {
+    const power_bond& bond = sys.bonds()[b];
+    bond_totals_.push_back({bond.name, 0.0, 0.0});
+    for (const bond_term& bt : bond.terms) {
+      const connection& e = conns[bt.effort];
+      const connection& f = conns[bt.flow];
+      term t{};
+      t.bond = b;
+      t.gain = bt.gain;
+      t.effort_out = &sys.at(e.from).outputs()[e.output];
+      t.flow_out = &sys.at(f.from).outputs()[f.output];
+      t.effort_consumer = e.to;
+      t.effort_input = e.input;
+      t.flow_consumer = f.to;
+      t.flow_input = f.input;
+      terms_.push_back(t);
+      if (sys.at(e.to).input(e.input).order() > 0 || sys.at(f.to).input(f.input).order() > 0)
+        trapezoid_ = true;
+    }
+  }
+  bond_dP_prev_.assign(bond_totals_.size(), 0.0);
+  bond_dP_.assign(bond_totals_.size(), 0.0);
+}
+
+void energy_monitor::capture_inputs(std::size_t s, time_point t) noexcept {
+  for (term& tm : terms_) {
+    if (tm.effort_consumer == s) tm.effort_used = sys_.at(s).input(tm.effort_input).value_at(t);
+    if (tm.flow_consumer == s) tm.flow_used = sys_.at(s).input(tm.flow_input).value_at(t);
+  }
+}
+
+void energy_monitor::close_step(duration H) noexcept {
+  const double h = to_seconds(H);
+  for (double& v : bond_dP_) v = 0.0;
+  for (const term& tm : terms_) {
+    // Power received by the flow producer minus power sent by the effort producer.
+    bond_dP_[tm.bond] += tm.gain * (tm.effort_used * *tm.flow_out - *tm.effort_out * tm.flow_used);
+  }
+  dP_ = 0.0;
+  dE_ = 0.0;
+  for (std::size_t b = 0; b < bond_dP_.size(); ++b) {
+    const double dP = bond_dP_[b];
+    const double dE = trapezoid_ ? 0.5 * h * (bond_dP_prev_[b] + dP)  // 002 Eq. (11)
+                                 : h * dP;                            // 002 Eq. (10)
+    bond_dP_prev_[b] = dP;
+    bond_totals_[b].sum_abs_dE += std::abs(dE);
+    if (std::abs(dP) > bond_totals_[b].max_abs_dP) bond_totals_[b].max_abs_dP = std::abs(dP);
+    dP_ += dP;
+    dE_ += dE;
+    sum_abs_dE_ += std::abs(dE);
+  }
+  if (std::abs(dP_) > max_abs_dP_ || std::isnan(dP_)) max_abs_dP_ = std::abs(dP_);
+}
+
+}  // namespace cosim

@@ -1,0 +1,38 @@
+#include "cosim/runtime/subsystem.hpp"
+
+namespace cosim {
+
+std::size_t subsystem::add_input(port_desc desc) {
+  inputs_.emplace_back(std::move(desc));
+  return inputs_.size() - 1;
+}
+
+std::size_t subsystem::add_output(port_desc desc) {
+  outputs_.push_back(std::move(desc));
+  output_values_.push_back(0.0);
+  return outputs_.size() - 1;
+}
+
+void subsystem::add_variable(std::string name, std::string unit, const double* value) {
+  variables_.push_back({std::move(name), std::move(unit), value});
+}
+
+std::size_t subsystem::find_input(const std::string& port) const noexcept {
+  for (std::size_t i = 0; i < inputs_.size(); ++i)
+    if (inputs_[i].desc().name == port) return i;
+  return npos;
+}
+
+std::size_t subsystem::find_output(const std::string& port) const noexcept {
+  for (std::size_t i = 0; i < outputs_.size(); ++i)
+    if (outputs_[i].name == port) return i;
+  return npos;
+}
+
+const double* subsystem::find_variable(const std::string& variable) const noexcept {
+  for (const auto& v : variables_)
+    if (v.name == variable) return v.value;
+  return nullptr;
+}
+
+}  // namespace cosim

@@ -1,0 +1,77 @@
+#include "cosim/runtime/system.hpp"
+
+#include "cosim/runtime/error.hpp"
+
+namespace cosim {
+
+namespace {
+
+struct port_ref {
+  std::string subsystem;
+  std::string port;
+};
+
+port_ref split(const std::string& ref) {
+  const auto dot = ref.find('.');
+  COSIM_INPUT_CHECK(dot != std::string::npos && dot > 0 && dot + 1 < ref.size(), errc::model,
+                    "port reference '" + ref + "' must look like 'subsystem.port'");
+  return {ref.substr(0, dot), ref.substr(dot + 1)};
+}
+
+}  // namespace
+
+std::size_t system::add(std::unique_ptr<subsystem> s) {
+  for (const auto& existing : subsystems_)
+    COSIM_INPUT_CHECK(existing->name() != s->name(), errc::model,
+                      "duplicate subsystem name '" + s->name() + "'");
+  subsystems_.push_back(std::move(s));
+  return subsystems_.size() - 1;
+}
+
+std::size_t system::index_of(const std::string& name) const {
+  for (std::size_t i = 0; i < subsystems_.size(); ++i)
+    if (subsystems_[i]->name() == name) return i;
+  throw error(errc::model, "unknown subsystem '" + name + "'");
+}
+
+std::size_t system::connect(const std::string& from, const std::string& to) {
+  const port_ref a = split(from);
+  const port_ref b = split(to);
+  connection c;
+  c.from = index_of(a.subsystem);
+  c.to = index_of(b.subsystem);
+  c.output = subsystems_[c.from]->find_output(a.port);
+  c.input = subsystems_[c.to]->find_input(b.port);
+  COSIM_INPUT_CHECK(c.output != subsystem::npos, errc::model,
+                    "subsystem '" + a.subsystem + "' has no output '" + a.port + "'");
+  COSIM_INPUT_CHECK(c.input != subsystem::npos, errc::model,
+                    "subsystem '" + b.subsystem + "' has no input '" + b.port + "'");
+  const port_desc& out = subsystems_[c.from]->output_desc(c.output);
+  input_port& in = subsystems_[c.to]->input(c.input);
+  COSIM_INPUT_CHECK(out.unit == in.desc().unit, errc::model,
+                    "cannot connect " + from + " [" + out.unit + "] to " + to + " [" +
+                        in.desc().unit + "]: units differ");
+  COSIM_INPUT_CHECK(!in.connected(), errc::model, "input " + to + " already has a producer");
+  in.mark_connected();
+  connections_.push_back(c);
+  return connections_.size() - 1;
+}
+
+std::size_t system::connection_to(const std::string& to) const {
+  const port_ref b = split(to);
+  const std::size_t s = index_of(b.subsystem);
+  const std::size_t in = subsystems_[s]->find_input(b.port);
+  for (std::size_t i = 0; i < connections_.size(); ++i)
+    if (connections_[i].to == s && connections_[i].input == in) return i;
+  throw error(errc::model, "input " + to + " is not connected");
+}
+
+void system::check_complete() const {
+  for (const auto& s : subsystems_)
+    for (std::size_t i = 0; i < s->input_count(); ++i)
+      COSIM_INPUT_CHECK(s->input(i).connected(), errc::model,
+                        "input " + s->name() + "." + s->input(i).desc().name +
+                            " is neither connected nor bound to a source");
+}
+
+}  // namespace cosim

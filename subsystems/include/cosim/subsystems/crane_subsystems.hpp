@@ -1,0 +1,77 @@
+#pragma once
+// The crane split into two co-simulation units (003 Sect. 3):
+//  - crane_multibody: 003 Eqs. (1)-(7), minimal coordinates q = (th1, th2);
+//  - hydraulic_cylinder: 003 Eqs. (8)-(14), states p = (p1, p2).
+// f-s coupling: multibody -> (s, sd), hydraulics -> f_h (direct feedthrough through sd).
+// p-s coupling: multibody -> (s, sd), hydraulics -> (p1, p2); the multibody evaluates
+// 003 Eq. (8) itself with its own sd.
+#include "cosim/runtime/subsystem.hpp"
+#include "cosim/subsystems/crane_model.hpp"
+
+namespace cosim::crane {
+
+enum class coupling { force_displacement, pressure_displacement };
+enum class multibody_integrator { semi_implicit_euler, trapezoidal };
+
+class crane_multibody final : public subsystem {
+ public:
+  crane_multibody(std::string name, mechanical_params mp, hydraulic_params hp, coupling c,
+                  multibody_integrator integrator, const equilibrium& eq);
+
+  // Ports (indices are stable).
+  static constexpr std::size_t out_s = 0, out_sd = 1;
+  static constexpr std::size_t in_fh = 0;          // f-s
+  static constexpr std::size_t in_p1 = 0, in_p2 = 1;  // p-s
+
+  [[nodiscard]] const vec2& q() const noexcept { return q_; }
+  [[nodiscard]] const vec2& qd() const noexcept { return qd_; }
+  [[nodiscard]] double s() const noexcept { return s_; }
+  [[nodiscard]] double sd() const noexcept { return sd_; }
+  /// The actuator force the model applies at time t in its current state.
+  [[nodiscard]] double applied_force(time_point t) const noexcept;
+
+ private:
+  void do_initialize(time_point t0) override;
+  bool do_step(time_point t, duration h) noexcept override;
+  void do_update_outputs(time_point t) noexcept override;
+
+  vec2 accelerations(const vec2& q, const vec2& qd, time_point t) const noexcept;
+  void refresh_kinematics() noexcept;
+
+  mechanical_params mp_;
+  hydraulic_params hp_;
+  coupling coupling_;
+  multibody_integrator integrator_;
+  equilibrium eq_;
+  vec2 q_ = vec2::Zero();
+  vec2 qd_ = vec2::Zero();
+  double s_ = 0.0, sd_ = 0.0, th1_ = 0.0, th2_ = 0.0, th1d_ = 0.0, th2d_ = 0.0;
+};
+
+enum class hydraulic_integrator { forward_euler, heun };
+
+class hydraulic_cylinder final : public subsystem {
+ public:
+  hydraulic_cylinder(std::string name, hydraulic_params hp, coupling c,
+                     hydraulic_integrator integrator, const equilibrium& eq);
+
+  static constexpr std::size_t in_s = 0, in_sd = 1, in_kappa = 2;
+  static constexpr std::size_t out_fh = 0;            // f-s
+  static constexpr std::size_t out_p1 = 0, out_p2 = 1;  // p-s
+
+  [[nodiscard]] double p1() const noexcept { return p1_; }
+  [[nodiscard]] double p2() const noexcept { return p2_; }
+
+ private:
+  void do_initialize(time_point t0) override;
+  bool do_step(time_point t, duration h) noexcept override;
+  void do_update_outputs(time_point t) noexcept override;
+
+  hydraulic_params hp_;
+  coupling coupling_;
+  hydraulic_integrator integrator_;
+  equilibrium eq_;
+  double p1_ = 0.0, p2_ = 0.0, kappa_ = 0.0, fh_ = 0.0;
+};
+
+}  // namespace cosim::crane

@@ -1,0 +1,27 @@
+#pragma once
+// Valve command kappa(t) of the crane manoeuvres: M1 (003 Eq. (19)) and M2 (003 Eq. (20)).
+#include <string_view>
+
+#include "cosim/runtime/port.hpp"
+
+namespace cosim::crane {
+
+enum class manoeuvre_kind { m1, m2, hold };
+
+/// Parses "M1", "M2" or "hold" (case-insensitive); returns false on anything else.
+bool parse_manoeuvre(std::string_view text, manoeuvre_kind& out) noexcept;
+
+/// Pure function of time evaluated exactly at every hydraulic sub-step.
+class manoeuvre final : public signal_source {
+ public:
+  manoeuvre(manoeuvre_kind kind, double kappa0) noexcept : kind_(kind), kappa0_(kappa0) {}
+  [[nodiscard]] double value(time_point t) const noexcept override;
+  [[nodiscard]] static double m1(double t, double kappa0) noexcept;
+  [[nodiscard]] static double m2(double t, double kappa0) noexcept;
+
+ private:
+  manoeuvre_kind kind_;
+  double kappa0_;
+};
+
+}  // namespace cosim::crane

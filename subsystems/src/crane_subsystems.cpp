@@ -1,0 +1,171 @@
+#include "cosim/subsystems/crane_subsystems.hpp"
+
+#include <cmath>
+
+namespace cosim::crane {
+
+crane_multibody::crane_multibody(std::string name, mechanical_params mp, hydraulic_params hp,
+                                 coupling c, multibody_integrator integrator,
+                                 const equilibrium& eq)
+    : subsystem(std::move(name)), mp_(mp), hp_(hp), coupling_(c), integrator_(integrator), eq_(eq) {
+  add_output({"s", "m", port_role::signal});
+  add_output({"sd", "m/s", port_role::flow});
+  if (coupling_ == coupling::force_displacement) {
+    add_input({"fh", "N", port_role::effort});
+  } else {
+    add_input({"p1", "Pa", port_role::effort});
+    add_input({"p2", "Pa", port_role::effort});
+  }
+  add_variable("theta1", "rad", &th1_);
+  add_variable("theta2", "rad", &th2_);
+  add_variable("theta1d", "rad/s", &th1d_);
+  add_variable("theta2d", "rad/s", &th2d_);
+  add_variable("s", "m", &s_);
+  add_variable("sd", "m/s", &sd_);
+}
+
+void crane_multibody::do_initialize(time_point t0) {
+  q_ = {mp_.theta1_0, mp_.theta2_0};
+  qd_ = vec2::Zero();  // 003 Sect. 1.3, step 1
+  refresh_kinematics();
+  if (coupling_ == coupling::force_displacement) {
+    input(in_fh).set_initial(t0, eq_.fh);
+  } else {
+    input(in_p1).set_initial(t0, eq_.p1);
+    input(in_p2).set_initial(t0, eq_.p2);
+  }
+}
+
+void crane_multibody::refresh_kinematics() noexcept {
+  const actuator_kinematics k = actuator1(mp_, q_[0]);
+  s_ = k.s;
+  sd_ = k.ds_dth1 * qd_[0];  // 003 Eq. (4)
+  th1_ = q_[0];
+  th2_ = q_[1];
+  th1d_ = qd_[0];
+  th2d_ = qd_[1];
+}
+
+double crane_multibody::applied_force(time_point t) const noexcept {
+  if (coupling_ == coupling::force_displacement) return in(in_fh, t);
+  // p-s: 003 Eq. (8) evaluated by the multibody with its own actuator rate.
+  return actuator_force(hp_, in(in_p1, t), in(in_p2, t), sd_);
+}
+
+vec2 crane_multibody::accelerations(const vec2& q, const vec2& qd, time_point t) const noexcept {
+  const actuator_kinematics k = actuator1(mp_, q[0]);
+  double fh = 0.0;
+  if (coupling_ == coupling::force_displacement) {
+    fh = in(in_fh, t);
+  } else {
+    fh = actuator_force(hp_, in(in_p1, t), in(in_p2, t), k.ds_dth1 * qd[0]);
+  }
+  // 003 Eq. (1) and (3): M qdd = f + J^T f_h - c, with J = (ds/dth1, 0).
+  vec2 rhs = gravity_forces(mp_, q) - velocity_terms(mp_, q, qd);
+  rhs[0] += k.ds_dth1 * fh;
+  const mat2 M = mass_matrix(mp_, q);
+  // Closed-form 2x2 solve: cheaper than a factorisation and allocation-free.
+  const double det = M(0, 0) * M(1, 1) - M(0, 1) * M(1, 0);
+  return {(M(1, 1) * rhs[0] - M(0, 1) * rhs[1]) / det, (M(0, 0) * rhs[1] - M(1, 0) * rhs[0]) / det};
+}
+
+bool crane_multibody::do_step(time_point t, duration h) noexcept {
+  const double hs = to_seconds(h);
+  if (integrator_ == multibody_integrator::semi_implicit_euler) {
+    const vec2 qdd = accelerations(q_, qd_, t);
+    qd_ += hs * qdd;  // 003 Eq. (6)
+    q_ += hs * qd_;   // 003 Eq. (7)
+  } else {
+    // Trapezoidal rule; Newton on qd_{k+1} with a finite-difference Jacobian (2x2).
+    const time_point t1 = t + h;
+    const vec2 a0 = accelerations(q_, qd_, t);
+    auto residual = [&](const vec2& v1) {
+      const vec2 q1 = q_ + 0.5 * hs * (qd_ + v1);
+      return vec2(v1 - qd_ - 0.5 * hs * (a0 + accelerations(q1, v1, t1)));
+    };
+    vec2 v = qd_ + hs * a0;
+    for (int it = 0; it < 8; ++it) {
+      const vec2 r = residual(v);
+      mat2 Jr;
+      for (int j = 0; j < 2; ++j) {
+        vec2 vp = v;
+        const double dv = 1e-7 * (1.0 + std::abs(v[j]));
+        vp[j] += dv;
+        Jr.col(j) = (residual(vp) - r) / dv;
+      }
+      const double det = Jr(0, 0) * Jr(1, 1) - Jr(0, 1) * Jr(1, 0);
+      const vec2 dvv{(Jr(1, 1) * r[0] - Jr(0, 1) * r[1]) / det,
+                     (Jr(0, 0) * r[1] - Jr(1, 0) * r[0]) / det};
+      v -= dvv;
+      if (dvv.norm() <= 1e-12 * (1.0 + v.norm())) break;
+    }
+    q_ += 0.5 * hs * (qd_ + v);
+    qd_ = v;
+  }
+  refresh_kinematics();
+  return std::isfinite(q_[0]) && std::isfinite(q_[1]) && std::isfinite(qd_[0]) &&
+         std::isfinite(qd_[1]);
+}
+
+void crane_multibody::do_update_outputs(time_point /*t*/) noexcept {
+  set_output(out_s, s_);
+  set_output(out_sd, sd_);
+}
+
+hydraulic_cylinder::hydraulic_cylinder(std::string name, hydraulic_params hp, coupling c,
+                                       hydraulic_integrator integrator, const equilibrium& eq)
+    : subsystem(std::move(name)), hp_(hp), coupling_(c), integrator_(integrator), eq_(eq) {
+  add_input({"s", "m", port_role::signal});
+  add_input({"sd", "m/s", port_role::flow});
+  add_input({"kappa", "1", port_role::signal});
+  if (coupling_ == coupling::force_displacement) {
+    add_output({"fh", "N", port_role::effort});
+  } else {
+    add_output({"p1", "Pa", port_role::effort});
+    add_output({"p2", "Pa", port_role::effort});
+  }
+  add_variable("p1", "Pa", &p1_);
+  add_variable("p2", "Pa", &p2_);
+  add_variable("kappa", "1", &kappa_);
+  add_variable("fh", "N", &fh_);
+}
+
+void hydraulic_cylinder::do_initialize(time_point t0) {
+  p1_ = eq_.p1;
+  p2_ = eq_.p2;
+  input(in_s).set_initial(t0, eq_.s0);
+  input(in_sd).set_initial(t0, 0.0);
+  input(in_kappa).set_initial(t0, eq_.kappa0);
+}
+
+bool hydraulic_cylinder::do_step(time_point t, duration h) noexcept {
+  const double hs = to_seconds(h);
+  const vec2 pd = pressure_rates(hp_, eq_.s0, in(in_s, t), in(in_sd, t), in(in_kappa, t), p1_, p2_);
+  if (integrator_ == hydraulic_integrator::forward_euler) {
+    p1_ += hs * pd[0];  // 003 Eq. (14)
+    p2_ += hs * pd[1];
+  } else {
+    // Heun (explicit trapezoidal): second-order alternative for configuration search.
+    const time_point t1 = t + h;
+    const double p1e = p1_ + hs * pd[0], p2e = p2_ + hs * pd[1];
+    const vec2 pd1 = pressure_rates(hp_, eq_.s0, in(in_s, t1), in(in_sd, t1), in(in_kappa, t1), p1e, p2e);
+    p1_ += 0.5 * hs * (pd[0] + pd1[0]);
+    p2_ += 0.5 * hs * (pd[1] + pd1[1]);
+  }
+  return std::isfinite(p1_) && std::isfinite(p2_);
+}
+
+void hydraulic_cylinder::do_update_outputs(time_point t) noexcept {
+  kappa_ = in(in_kappa, t);
+  // f-s: direct feedthrough; sd is this subsystem's input extrapolated to t
+  // (BENCHMARK_NOTES.md: with ZOH in Jacobi the friction term lags one macro step).
+  fh_ = actuator_force(hp_, p1_, p2_, in(in_sd, t));
+  if (coupling_ == coupling::force_displacement) {
+    set_output(out_fh, fh_);
+  } else {
+    set_output(out_p1, p1_);
+    set_output(out_p2, p2_);
+  }
+}
+
+}  // namespace cosim::crane

@@ -1,0 +1,48 @@
+#include "cosim/subsystems/manoeuvre.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <numbers>
+
+namespace cosim::crane {
+
+bool parse_manoeuvre(std::string_view text, manoeuvre_kind& out) noexcept {
+  std::string lower;
+  for (char ch : text) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+  if (lower == "m1") out = manoeuvre_kind::m1;
+  else if (lower == "m2") out = manoeuvre_kind::m2;
+  else if (lower == "hold") out = manoeuvre_kind::hold;
+  else return false;
+  return true;
+}
+
+double manoeuvre::m1(double t, double k0) noexcept {
+  // 003 Eq. (19) with t_a = 2 s, t_b = 6 s, t_r = 1 ms.
+  constexpr double ta = 2.0, tb = 6.0, tr = 1e-3;
+  if (t <= ta) return k0;
+  if (t <= ta + tr) return k0 - 0.01 * (t - ta) / tr;
+  if (t <= tb) return k0 - 0.01;
+  if (t <= tb + 2.0 * tr) return k0 - 0.01 + 0.03 * (t - tb) / (2.0 * tr);
+  return k0 + 0.02;
+}
+
+double manoeuvre::m2(double t, double k0) noexcept {
+  // 003 Eq. (20), omega = 2 inside sin(2 pi omega t).
+  double A = 0.0;
+  if (t <= 1.0) A = 0.1 * t;
+  else if (t <= 8.0) A = 0.1;
+  else if (t <= 9.0) A = 0.1 * (9.0 - t);
+  return k0 * (1.0 - A * std::sin(2.0 * std::numbers::pi * 2.0 * t));
+}
+
+double manoeuvre::value(time_point t) const noexcept {
+  const double ts = to_seconds(t);
+  switch (kind_) {
+    case manoeuvre_kind::m1: return m1(ts, kappa0_);
+    case manoeuvre_kind::m2: return m2(ts, kappa0_);
+    case manoeuvre_kind::hold: break;
+  }
+  return kappa0_;
+}
+
+}  // namespace cosim::crane

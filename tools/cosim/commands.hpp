@@ -1,0 +1,37 @@
+#pragma once
+// Subcommands of the cosim program. Each returns the process exit code:
+// 0 completed, 1 run ended early (diverged or safety stop), 2 bad input or I/O error.
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "cosim/rt_config/scenario.hpp"
+#include "cosim/runtime/executor.hpp"
+
+namespace cosim::cli {
+
+struct run_request {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::string out_dir;
+  bool quiet = false;
+};
+
+struct run_report {
+  config::scenario sc;
+  run_outcome outcome;
+  std::string results_csv;
+  std::string summary_json;
+};
+
+/// Loads, builds and runs a scenario, writing DIR/results.csv and DIR/summary.json.
+/// Throws cosim::error on bad input before anything is written.
+run_report run_scenario(const run_request& req, const std::atomic<bool>* stop_request);
+
+int exit_code(const run_outcome& o) noexcept;
+
+/// The process-wide stop flag set by SIGINT/SIGTERM.
+std::atomic<bool>& operator_stop_flag() noexcept;
+void install_signal_handlers();
+
+}  // namespace cosim::cli

@@ -1,0 +1,112 @@
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "commands.hpp"
+#include "cosim/runtime/csv_writer.hpp"
+#include "cosim/runtime/error.hpp"
+#include "cosim/runtime/json_writer.hpp"
+
+namespace cosim::cli {
+
+namespace fs = std::filesystem;
+
+std::atomic<bool>& operator_stop_flag() noexcept {
+  static std::atomic<bool> flag{false};
+  return flag;
+}
+
+namespace {
+
+extern "C" void on_stop_signal(int /*sig*/) {
+  // Only an atomic store: async-signal-safe.
+  operator_stop_flag().store(true, std::memory_order_relaxed);
+}
+
+void write_file_atomically(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    COSIM_INPUT_CHECK(out.good(), errc::io, "cannot write " + tmp.string());
+    out << text;
+    out.flush();
+    COSIM_INPUT_CHECK(out.good(), errc::io, "error writing " + tmp.string());
+  }
+  fs::rename(tmp, path);
+}
+
+std::string summary_json(const config::scenario& sc, const run_outcome& o,
+                         const std::string& results_csv) {
+  json_writer j;
+  j.begin_object();
+  j.key("status").value(to_string(o.status));
+  j.key("stop_reason").value(o.stop_reason);
+  if (!o.message.empty()) j.key("message").value(o.message);
+  j.key("stop_time_s").value(o.stop_time_s);
+  j.key("sim_time_s").value(o.sim_time_s);
+  j.key("wall_time_s").value(o.wall_time_s);
+  j.key("real_time_factor").value(o.wall_time_s > 0 ? o.sim_time_s / o.wall_time_s : 0.0);
+  j.key("macro_steps").value(o.macro_steps);
+  j.key("rows").value(o.rows);
+  j.key("energy_residual_J").value(o.energy_residual);
+  j.key("max_residual_power_W").value(o.max_residual_power);
+  j.key("bonds").begin_array();
+  for (const auto& b : o.bonds) {
+    j.begin_object();
+    j.key("name").value(b.name);
+    j.key("energy_residual_J").value(b.sum_abs_dE);
+    j.key("max_residual_power_W").value(b.max_abs_dP);
+    j.end_object();
+  }
+  j.end_array();
+  j.key("results").value(results_csv);
+  j.key("config").raw(config::to_json(sc));
+  j.end_object();
+  return j.str() + "\n";
+}
+
+}  // namespace
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+int exit_code(const run_outcome& o) noexcept {
+  switch (o.status) {
+    case run_status::completed: return 0;
+    case run_status::diverged:
+    case run_status::safety_stop: return 1;
+    case run_status::error: return 2;
+  }
+  return 2;
+}
+
+run_report run_scenario(const run_request& req, const std::atomic<bool>* stop_request) {
+  run_report rep;
+  rep.sc = config::load_scenario(req.scenario, req.sets);
+  auto built = config::build(rep.sc);
+
+  const fs::path dir = req.out_dir;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  COSIM_INPUT_CHECK(!ec, errc::io, "cannot create output directory " + dir.string() + ": " + ec.message());
+  const fs::path csv = dir / "results.csv";
+  const fs::path summary = dir / "summary.json";
+  // A stale summary next to new, partial results would look like a finished run.
+  fs::remove(summary, ec);
+  rep.results_csv = csv.string();
+  rep.summary_json = summary.string();
+
+  csv_writer writer(rep.results_csv);
+  rep.outcome = run_offline(built->sys, built->plan, built->limits, writer, stop_request);
+  write_file_atomically(summary, summary_json(rep.sc, rep.outcome, rep.results_csv));
+  return rep;
+}
+
+}  // namespace cosim::cli
