@@ -13,6 +13,8 @@ function(cosim_apply_options target)
   if(COSIM_SANITIZE)
     target_compile_options(${target} PRIVATE -fsanitize=${COSIM_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
     target_link_options(${target} PRIVATE -fsanitize=${COSIM_SANITIZE})
+    # Lets long tests shorten their runs under sanitizers.
+    target_compile_definitions(${target} PRIVATE COSIM_SANITIZED=1)
   endif()
   if(COSIM_CLANG_TIDY)
     find_program(_tidy clang-tidy REQUIRED)

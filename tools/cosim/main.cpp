@@ -17,9 +17,8 @@ using namespace cosim::cli;
 std::string keys_help() {
   std::string s = "Keys accepted by --set (see README.md):\n";
   for (const auto& k : config::documented_keys()) {
-    s += "  ";
-    s += k.key;
-    s.append(k.key ? (30 > std::strlen(k.key) ? 30 - std::strlen(k.key) : 1) : 1, ' ');
+    s += "  " + k.key;
+    s.append(k.key.size() < 32 ? 32 - k.key.size() : 1, ' ');
     s += k.doc;
     s += '\n';
   }

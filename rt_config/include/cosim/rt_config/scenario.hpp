@@ -1,8 +1,11 @@
 #pragma once
 // Scenario schema: plain structs with defaults, filled and validated once from TOML.
+// Generic sections ([run], [coupling], [safety], one table per subsystem) are read here;
+// model-specific keys ([model] and any model tables) by the model's entry in the
+// registry (model_registry.hpp).
 #include <limits>
+#include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,14 +14,8 @@
 
 namespace cosim::config {
 
-struct model_config {
-  std::string name = "crane";         // crane
-  std::string coupling = "f-s";       // f-s | p-s
-  std::string manoeuvre = "M1";       // M1 | M2 | hold
-};
-
 struct run_config {
-  std::string mode = "offline";       // offline (threaded, realtime: runtime issue)
+  std::string mode = "offline";       // offline | threaded | realtime
   double duration = 10.0;             // [s]
   double macro_step = 1e-3;           // H [s]
   std::string scheme = "jacobi";      // jacobi | gauss-seidel
@@ -43,12 +40,17 @@ struct safety_config {
 
 struct scenario {
   std::string file;
-  model_config model;
+  std::string model;                                 // model.name
+  std::map<std::string, std::string> options;        // model-specific choices (model.*)
+  std::map<std::string, double> params;              // model-specific numbers (model.*)
   run_config run;
-  subsystem_config multibody;
-  subsystem_config hydraulics;
+  std::map<std::string, subsystem_config> subsystems;  // by subsystem name
   coupling_config coupling;
   safety_config safety;
+
+  [[nodiscard]] const std::string& option(const std::string& key) const { return options.at(key); }
+  [[nodiscard]] double param(const std::string& key) const { return params.at(key); }
+  [[nodiscard]] const subsystem_config& sub(const std::string& name) const { return subsystems.at(name); }
 };
 
 /// Reads and validates a scenario file with --set overrides applied. Throws cosim::error
@@ -59,10 +61,10 @@ scenario parse_scenario(const std::string& text, const std::string& name,
 
 /// Every key `--set` accepts, with a one-line description (for README and --help).
 struct key_doc {
-  const char* key;
-  const char* doc;
+  std::string key;
+  std::string doc;
 };
-const std::vector<key_doc>& documented_keys();
+std::vector<key_doc> documented_keys();
 
 /// The system, its plan and safety limits, ready for an executor.
 struct built_scenario {
@@ -75,5 +77,9 @@ std::unique_ptr<built_scenario> build(const scenario& sc);
 
 /// The resolved configuration as a JSON object (for summary.json).
 std::string to_json(const scenario& sc);
+
+/// Fills plan and limits from the generic sections; run.order names are resolved
+/// against the built system.
+void fill_plan(const scenario& sc, built_scenario& b);
 
 }  // namespace cosim::config

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The whole test suite: install missing packages, build and run every test, then again
+# with AddressSanitizer + UndefinedBehaviorSanitizer in a second build directory.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+jobs="$(nproc)"
+tools/scripts/install_deps.sh
+start=$(date +%s)
+
+echo "== Release build and tests (build/)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$jobs"
+ctest --test-dir build -j"$jobs" --output-on-failure --timeout 900
+
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests (build-asan/)"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCOSIM_SANITIZE=address,undefined -DCOSIM_BUILD_BENCH=OFF >/dev/null
+cmake --build build-asan -j"$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan -j"$jobs" --output-on-failure --timeout 1800
+
+echo "== all tests passed in $(( $(date +%s) - start )) s"
