@@ -2,8 +2,11 @@
 // Subcommands of the cosim program. Each returns the process exit code:
 // 0 completed, 1 run ended early (diverged or safety stop), 2 bad input or I/O error.
 #include <atomic>
+#include <functional>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "cosim/rt_config/scenario.hpp"
 #include "cosim/runtime/executor.hpp"
@@ -29,6 +32,18 @@ struct run_report {
 run_report run_scenario(const run_request& req, const std::atomic<bool>* stop_request);
 
 int exit_code(const run_outcome& o) noexcept;
+
+/// A subcommand: its CLI11 app (options bound to captured state) and what runs it.
+struct command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+/// Each subcommand registers itself; defined in <name>_command.cpp.
+command add_run_command(CLI::App& app);
+command add_compare_command(CLI::App& app);
+
+/// Text listing every --set key (for help footers).
+std::string keys_help();
 
 /// The process-wide stop flag set by SIGINT/SIGTERM.
 std::atomic<bool>& operator_stop_flag() noexcept;

@@ -1,5 +1,6 @@
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -107,6 +108,46 @@ run_report run_scenario(const run_request& req, const std::atomic<bool>* stop_re
   rep.outcome = run_offline(built->sys, built->plan, built->limits, writer, stop_request);
   write_file_atomically(summary, summary_json(rep.sc, rep.outcome, rep.results_csv));
   return rep;
+}
+
+std::string keys_help() {
+  std::string s = "Keys accepted by --set (README.md lists them too):\n";
+  for (const auto& k : config::documented_keys()) {
+    s += "  " + k.key;
+    s.append(k.key.size() < 32 ? 32 - k.key.size() : 1, ' ');
+    s += k.doc + "\n";
+  }
+  return s;
+}
+
+command add_run_command(CLI::App& app) {
+  auto req = std::make_shared<run_request>();
+  auto* run = app.add_subcommand(
+      "run",
+      "Run a scenario. Writes DIR/results.csv (one row per macro step or per output interval)\n"
+      "and DIR/summary.json (status, stop reason, timing, energy residuals, resolved config).\n"
+      "SIGINT/SIGTERM stop the run in order; results up to the stop are kept.");
+  run->add_option("scenario", req->scenario, "Scenario TOML file")->required()->check(CLI::ExistingFile);
+  run->add_option("--set", req->sets, "Override a scenario key, e.g. --set run.macro_step=0.01 (repeatable)")
+      ->type_name("KEY=VALUE");
+  run->add_option("--out", req->out_dir, "Output directory (default: results/<scenario name>)");
+  run->footer(keys_help());
+  return {run, [req] {
+            if (req->out_dir.empty())
+              req->out_dir = "results/" + fs::path(req->scenario).stem().string();
+            install_signal_handlers();
+            const run_report rep = run_scenario(*req, &operator_stop_flag());
+            const run_outcome& o = rep.outcome;
+            std::printf("%s: %s (%s) after %.6g s simulated in %.3g s wall, %lld macro steps\n",
+                        req->scenario.c_str(), to_string(o.status), o.stop_reason.c_str(),
+                        o.sim_time_s, o.wall_time_s, static_cast<long long>(o.macro_steps));
+            if (!o.message.empty()) std::printf("  %s\n", o.message.c_str());
+            std::printf("  energy residual sum|dE| = %.6g J, max |dP| = %.6g W\n",
+                        o.energy_residual, o.max_residual_power);
+            std::printf("  results: %s\n  summary: %s\n", rep.results_csv.c_str(),
+                        rep.summary_json.c_str());
+            return exit_code(o);
+          }};
 }
 
 }  // namespace cosim::cli
