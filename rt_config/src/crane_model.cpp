@@ -35,7 +35,6 @@ void build_crane(const scenario& sc, built_scenario& b) {
       sc.sub("hydraulics").integrator == "heun" ? hydraulic_integrator::heun
                                                 : hydraulic_integrator::forward_euler,
       eq);
-  crane_multibody* mbp = mb.get();
   hydraulic_cylinder* hyp = hy.get();
   system& sys = b.sys;
   sys.add(std::move(mb));
@@ -58,16 +57,14 @@ void build_crane(const scenario& sc, built_scenario& b) {
     sys.add_bond({"actuator", {{c_p2, c_sd, hp.ap}, {c_p1, c_sd, -hp.ap}}});
   }
 
-  sys.add_probe({"kappa", "1", [hyp] { return *hyp->find_variable("kappa"); }});
-  sys.add_probe({"s", "m", [mbp] { return mbp->s(); }});
-  sys.add_probe({"sd", "m/s", [mbp] { return mbp->sd(); }});
-  sys.add_probe({"p1", "Pa", [hyp] { return hyp->p1(); }});
-  sys.add_probe({"p2", "Pa", [hyp] { return hyp->p2(); }});
-  if (cpl == coupling::force_displacement) {
-    sys.add_probe({"fh", "N", [hyp] { return hyp->output(hydraulic_cylinder::out_fh); }});
-  } else {
-    sys.add_probe({"fh", "N", [mbp, hyp, hp] { return actuator_force(hp, hyp->p1(), hyp->p2(), mbp->sd()); }});
-  }
+  sys.add_probe("kappa", "hydraulics.kappa");
+  sys.add_probe("s", "multibody.s");
+  sys.add_probe("sd", "multibody.sd");
+  sys.add_probe("p1", "hydraulics.p1");
+  sys.add_probe("p2", "hydraulics.p2");
+  // f_h of 003 Eq. (8) as the hydraulics evaluate it (its sd input extrapolated to t);
+  // in f-s this is exactly the coupling output.
+  sys.add_probe("fh", "hydraulics.fh");
 }
 
 }  // namespace

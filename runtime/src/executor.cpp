@@ -80,7 +80,7 @@ namespace {
 bool fill_row(const system& sys, const energy_monitor& mon, time_point t, std::vector<double>& row) {
   std::size_t i = 0;
   row[i++] = to_seconds(t);
-  for (const probe& p : sys.probes()) row[i++] = p.read();
+  for (const probe& p : sys.probes()) row[i++] = *p.value;
   row[i++] = mon.residual_power();
   row[i++] = mon.residual_energy();
   row[i++] = mon.sum_abs_energy();

@@ -66,6 +66,27 @@ std::size_t system::connection_to(const std::string& to) const {
   throw error(errc::model, "input " + to + " is not connected");
 }
 
+void system::add_probe(const std::string& column, const std::string& ref) {
+  const port_ref r = split(ref);
+  probe p;
+  p.column = column;
+  p.subsystem = index_of(r.subsystem);
+  const subsystem& s = *subsystems_[p.subsystem];
+  for (const auto& v : s.variables())
+    if (v.name == r.port) {
+      p.value = v.value;
+      p.unit = v.unit;
+    }
+  if (p.value == nullptr) {
+    const std::size_t o = s.find_output(r.port);
+    COSIM_INPUT_CHECK(o != subsystem::npos, errc::model,
+                      "subsystem '" + r.subsystem + "' has no variable or output '" + r.port + "'");
+    p.value = &s.outputs()[o];
+    p.unit = s.output_desc(o).unit;
+  }
+  probes_.push_back(std::move(p));
+}
+
 void system::check_complete() const {
   for (const auto& s : subsystems_)
     for (std::size_t i = 0; i < s->input_count(); ++i)

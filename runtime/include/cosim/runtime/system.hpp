@@ -2,7 +2,6 @@
 // The co-simulation graph: subsystems, connections between their ports, power bonds
 // (pairs of effort/flow connections, 000 Sect. 3.1) and recorded columns (probes).
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,11 +31,13 @@ struct power_bond {
   std::vector<bond_term> terms;
 };
 
-/// A recorded column. read() runs after the exchange at each output time.
+/// A recorded column: one of a subsystem's variables or outputs. Values are read by the
+/// subsystem's own thread at the end of its step (so threaded runs can snapshot them).
 struct probe {
   std::string column;
   std::string unit;
-  std::function<double()> read;
+  std::size_t subsystem = 0;
+  const double* value = nullptr;
 };
 
 class system {
@@ -60,7 +61,8 @@ class system {
   void add_bond(power_bond bond) { bonds_.push_back(std::move(bond)); }
   [[nodiscard]] const std::vector<power_bond>& bonds() const noexcept { return bonds_; }
 
-  void add_probe(probe p) { probes_.push_back(std::move(p)); }
+  /// Records "subsystem.variable" (a variable, or else an output) as `column`.
+  void add_probe(const std::string& column, const std::string& ref);
   [[nodiscard]] const std::vector<probe>& probes() const noexcept { return probes_; }
 
   /// Every input must be fed by a connection or a signal source.
