@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cosim/runtime/energy_monitor.hpp"
+#include "cosim/runtime/scheme.hpp"
 #include "cosim/runtime/system.hpp"
 
 namespace cosim {
@@ -68,15 +69,6 @@ class row_sink {
 
 /// Column names of a run: t, the system's probes, then the energy-residual columns.
 std::vector<std::string> result_columns(const system& sys);
-
-/// Step primitives shared by the executors.
-namespace scheme {
-/// H/h internal steps of subsystem s from t, then its outputs at t + H.
-bool advance(subsystem& s, time_point t, duration H) noexcept;
-/// Push every output of subsystem `from` as a sample at time t into its consumers.
-void deliver(system& sys, std::size_t from, time_point t) noexcept;
-bool outputs_finite(const subsystem& s) noexcept;
-}  // namespace scheme
 
 /// Single thread, deterministic, as fast as possible.
 run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& limits,
