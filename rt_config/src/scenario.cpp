@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cosim/rt_config/config_reader.hpp"
+#include "cosim/rt_config/driver_wiring.hpp"
 #include "cosim/rt_config/model_registry.hpp"
 #include "cosim/runtime/json_writer.hpp"
 
@@ -49,12 +50,22 @@ scenario read(config_reader& r) {
     r.fail("model.name", "unknown model (known: " + join(names) + ")");
   }
   model->read(r, sc);
+  if (!model->reduced_interface && r.has("model.interface") &&
+      r.get_string("model.interface") != "direct")
+    r.fail("model.interface", "model '" + sc.model +
+                                  "' cannot provide the effective mass matrix and force (001 Eqs. "
+                                  "(12)-(13)) a reduced interface model needs; only \"direct\"");
+  r.ignore("tune");  // read by `cosim tune`
 
   sc.run.mode = r.opt_string("run.mode").value_or(sc.run.mode);
   check_choice(r, "run.mode", sc.run.mode, {"offline", "threaded", "realtime"});
   sc.run.duration = r.get_double("run.duration");
   check_positive(r, "run.duration", sc.run.duration);
-  sc.run.macro_step = r.get_double("run.macro_step");
+  if (!r.has("run.macro_step") && model->default_macro_step) {
+    sc.run.macro_step = model->default_macro_step(sc);
+  } else {
+    sc.run.macro_step = r.get_double("run.macro_step");
+  }
   check_positive(r, "run.macro_step", sc.run.macro_step);
   if (to_duration(sc.run.macro_step).count() <= 0) r.fail("run.macro_step", "is below 1 ns");
   sc.run.scheme = r.opt_string("run.scheme").value_or(sc.run.scheme);
@@ -93,6 +104,8 @@ scenario read(config_reader& r) {
     check_positive(r, "safety.residual_power_limit", *v);
     sc.safety.residual_power_limit = *v;
   }
+  read_drivers(r, sc);  // before read_realtime: [threads.<driver>] may place a driver
+  read_realtime(r, sc);
   r.check_all_read();
   return sc;
 }
@@ -118,7 +131,14 @@ void check_positive(config_reader& r, const std::string& key, double v) {
 }
 
 const std::vector<model_entry>& models() {
-  static const std::vector<model_entry> all{crane_model_entry()};
+  static const std::vector<model_entry> all{
+      crane_model_entry(),
+      crane2_model_entry(),
+      oscillator2_model_entry(),
+      oscillator3_model_entry(),
+      oscillator_nonlinear_model_entry(),
+      oscillator004_model_entry(),
+  };
   return all;
 }
 
@@ -186,6 +206,7 @@ std::unique_ptr<built_scenario> build(const scenario& sc) {
   COSIM_INPUT_CHECK(model != nullptr, errc::model, "unknown model '" + sc.model + "'");
   auto b = std::make_unique<built_scenario>();
   model->build(sc, *b);
+  add_drivers(sc, *b);  // no-op for drivers the model already added
   fill_plan(sc, *b);
   return b;
 }

@@ -2,9 +2,11 @@
 
 #include <cmath>
 
+#include "cosim/runtime/error.hpp"
+
 namespace cosim {
 
-energy_monitor::energy_monitor(system& sys) : sys_(sys) {
+energy_monitor::energy_monitor(system& sys, output_locator locate, void* ctx) : sys_(sys) {
   const auto& conns = sys.connections();
   for (std::size_t b = 0; b < sys.bonds().size(); ++b) {
     const power_bond& bond = sys.bonds()[b];
@@ -15,8 +17,8 @@ energy_monitor::energy_monitor(system& sys) : sys_(sys) {
       term t{};
       t.bond = b;
       t.gain = bt.gain;
-      t.effort_out = &sys.at(e.from).outputs()[e.output];
-      t.flow_out = &sys.at(f.from).outputs()[f.output];
+      t.effort_out = locate ? locate(ctx, e.from, e.output) : &sys.at(e.from).outputs()[e.output];
+      t.flow_out = locate ? locate(ctx, f.from, f.output) : &sys.at(f.from).outputs()[f.output];
       t.effort_consumer = e.to;
       t.effort_input = e.input;
       t.flow_consumer = f.to;
@@ -26,15 +28,39 @@ energy_monitor::energy_monitor(system& sys) : sys_(sys) {
         trapezoid_ = true;
     }
   }
+  for (std::size_t i = 0; i < sys.size(); ++i)
+    COSIM_INPUT_CHECK(capture_count(i) <= max_captures, errc::model,
+                      "subsystem '" + sys.at(i).name() + "' has too many power-bond inputs");
   bond_dP_prev_.assign(bond_totals_.size(), 0.0);
   bond_dP_.assign(bond_totals_.size(), 0.0);
 }
 
-void energy_monitor::capture_inputs(std::size_t s, time_point t) noexcept {
-  for (term& tm : terms_) {
-    if (tm.effort_consumer == s) tm.effort_used = sys_.at(s).input(tm.effort_input).value_at(t);
-    if (tm.flow_consumer == s) tm.flow_used = sys_.at(s).input(tm.flow_input).value_at(t);
+// Captures of subsystem s are ordered by term, effort before flow.
+std::size_t energy_monitor::capture_count(std::size_t s) const noexcept {
+  std::size_t n = 0;
+  for (const term& tm : terms_) n += (tm.effort_consumer == s ? 1 : 0) + (tm.flow_consumer == s ? 1 : 0);
+  return n;
+}
+
+void energy_monitor::read_captures(std::size_t s, time_point t, double* out) const noexcept {
+  const subsystem& sub = sys_.at(s);
+  for (const term& tm : terms_) {
+    if (tm.effort_consumer == s) *out++ = sub.input(tm.effort_input).value_at(t);
+    if (tm.flow_consumer == s) *out++ = sub.input(tm.flow_input).value_at(t);
   }
+}
+
+void energy_monitor::store_captures(std::size_t s, const double* values) noexcept {
+  for (term& tm : terms_) {
+    if (tm.effort_consumer == s) tm.effort_used = *values++;
+    if (tm.flow_consumer == s) tm.flow_used = *values++;
+  }
+}
+
+void energy_monitor::capture_inputs(std::size_t s, time_point t) noexcept {
+  double buf[max_captures];
+  read_captures(s, t, buf);
+  store_captures(s, buf);
 }
 
 void energy_monitor::close_step(duration H) noexcept {

@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "cosim/runtime/error.hpp"
+#include "cosim/runtime/json_writer.hpp"
+#include "run_accounting.hpp"
 
 namespace cosim {
 
@@ -50,23 +52,6 @@ std::vector<std::string> result_columns(const system& sys) {
 }
 
 
-namespace {
-
-// Fills the row at time t; returns false if any recorded value is not finite.
-bool fill_row(const system& sys, const energy_monitor& mon, time_point t, std::vector<double>& row) {
-  std::size_t i = 0;
-  row[i++] = to_seconds(t);
-  for (const probe& p : sys.probes()) row[i++] = *p.value;
-  row[i++] = mon.residual_power();
-  row[i++] = mon.residual_energy();
-  row[i++] = mon.sum_abs_energy();
-  for (double v : row)
-    if (!std::isfinite(v)) return false;
-  return true;
-}
-
-}  // namespace
-
 run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& limits,
                         row_sink& sink, const std::atomic<bool>* stop_request) {
   validate_plan(sys, plan);
@@ -74,31 +59,21 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
   const auto wall0 = std::chrono::steady_clock::now();
   run_outcome out;
   energy_monitor mon(sys);
+  std::vector<const double*> probes;
+  for (const probe& p : sys.probes()) probes.push_back(p.value);
   const auto columns = result_columns(sys);
-  std::vector<double> row(columns.size(), 0.0);
-  std::vector<double> last_good(columns.size(), 0.0);  // newest unrecorded finite row
+  detail::run_accounting acc(plan, limits, sink, mon, probes, columns.size());
   sink.begin(columns);
 
-  // Start-up exchange in scheme order, so that feedthrough outputs at t0 see their
-  // producers' initial values.
   time_point t = plan.start;
-  for (std::size_t i = 0; i < sys.size(); ++i) sys.at(i).initialize(t);
-  for (std::size_t i : plan.order) {
-    sys.at(i).update_outputs(t);
-    scheme::deliver(sys, i, t);
-  }
-  bool row_pending = false;
-  if (fill_row(sys, mon, t, row)) {
-    sink.write(row);
-    ++out.rows;
-  }
+  initialize_and_exchange(sys, plan);
+  acc.start(t, out);
 
   const duration H = plan.macro_step;
   for (std::int64_t n = 0; n < plan.macro_steps; ++n) {
     if (stop_request != nullptr && stop_request->load(std::memory_order_relaxed)) {
       out.status = run_status::safety_stop;
       out.stop_reason = "operator_signal";
-      out.message = "stop requested by the operator";
       break;
     }
     const time_point t1 = t + H;
@@ -118,42 +93,33 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
     }
     mon.close_step(H);
     t = t1;
-    ++out.macro_steps;
-    if (!ok || !fill_row(sys, mon, t, row)) {
-      out.status = run_status::diverged;
-      out.stop_reason = "non_finite";
-      out.message = "non-finite value at t = " + std::to_string(to_seconds(t)) + " s";
-      break;
-    }
-    const bool tripped_energy = mon.sum_abs_energy() > limits.energy_residual;
-    const bool tripped_power = std::abs(mon.residual_power()) > limits.residual_power;
-    const bool record = (out.macro_steps % plan.output_every) == 0;
-    if (record || tripped_energy || tripped_power || n + 1 == plan.macro_steps) {
-      sink.write(row);
-      ++out.rows;
-      row_pending = false;
-    } else {
-      std::copy(row.begin(), row.end(), last_good.begin());
-      row_pending = true;
-    }
-    if (tripped_energy || tripped_power) {
-      out.status = run_status::safety_stop;
-      out.stop_reason = tripped_energy ? "energy_residual" : "residual_power";
-      break;
-    }
+    if (!acc.after_step(n, t, ok, out)) break;
   }
-  if (row_pending) {  // a run that stops between output points keeps its last state
-    sink.write(last_good);
-    ++out.rows;
+  acc.finish(out);
+  finish_outcome(out, plan, t, wall0);
+  sink.end();
+  return out;
+}
+
+void initialize_and_exchange(system& sys, const run_plan& plan) {
+  // Start-up exchange in scheme order, so that feedthrough outputs at t0 see their
+  // producers' initial values.
+  for (std::size_t i = 0; i < sys.size(); ++i) sys.at(i).initialize(plan.start);
+  for (std::size_t i : plan.order) {
+    sys.at(i).update_outputs(plan.start);
+    scheme::deliver(sys, i, plan.start);
   }
+}
+
+void finish_outcome(run_outcome& out, const run_plan& plan, time_point t,
+                    std::chrono::steady_clock::time_point wall0) {
   out.stop_time_s = to_seconds(t);
   out.sim_time_s = to_seconds(t - plan.start);
-  out.energy_residual = mon.sum_abs_energy();
-  out.max_residual_power = mon.max_abs_power();
-  out.bonds = mon.bonds();
-  sink.end();
+  if (out.status == run_status::diverged && out.message.empty())
+    out.message = "non-finite value at t = " + format_double(to_seconds(t)) + " s";
+  if (out.stop_reason == "operator_signal" && out.message.empty())
+    out.message = "stop requested by the operator (SIGINT/SIGTERM)";
   out.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  return out;
 }
 
 }  // namespace cosim

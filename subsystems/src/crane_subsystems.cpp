@@ -2,14 +2,26 @@
 
 #include <cmath>
 
+#include "cosim/subsystems/rim_crane.hpp"
+
 namespace cosim::crane {
 
 crane_multibody::crane_multibody(std::string name, mechanical_params mp, hydraulic_params hp,
                                  coupling c, multibody_integrator integrator,
-                                 const equilibrium& eq)
-    : subsystem(std::move(name)), mp_(mp), hp_(hp), coupling_(c), integrator_(integrator), eq_(eq) {
+                                 const equilibrium& eq, bool rim_outputs)
+    : subsystem(std::move(name)),
+      mp_(mp),
+      hp_(hp),
+      coupling_(c),
+      integrator_(integrator),
+      eq_(eq),
+      rim_outputs_(rim_outputs) {
   add_output({"s", "m", port_role::signal});
   add_output({"sd", "m/s", port_role::flow});
+  if (rim_outputs_) {
+    add_output({"Mt_11", "kg", port_role::signal});
+    add_output({"ft_1", "N", port_role::signal});
+  }
   if (coupling_ == coupling::force_displacement) {
     add_input({"fh", "N", port_role::effort});
   } else {
@@ -110,6 +122,11 @@ bool crane_multibody::do_step(time_point t, duration h) noexcept {
 void crane_multibody::do_update_outputs(time_point /*t*/) noexcept {
   set_output(out_s, s_);
   set_output(out_sd, sd_);
+  if (rim_outputs_) {
+    const reduced_interface<1> ri = crane_reduced_interface<1>(mp_, q_, qd_);
+    set_output(out_Mt11, ri.Mt(0, 0));
+    set_output(out_ft1, ri.ft(0));
+  }
 }
 
 hydraulic_cylinder::hydraulic_cylinder(std::string name, hydraulic_params hp, coupling c,

@@ -6,9 +6,11 @@
 #include <fstream>
 
 #include "commands.hpp"
+#include "cosim/drivers/udp_driver.hpp"
 #include "cosim/runtime/csv_writer.hpp"
 #include "cosim/runtime/error.hpp"
 #include "cosim/runtime/json_writer.hpp"
+#include "cosim/runtime/threaded_executor.hpp"
 
 namespace cosim::cli {
 
@@ -39,7 +41,8 @@ void write_file_atomically(const fs::path& path, const std::string& text) {
 }
 
 std::string summary_json(const config::scenario& sc, const run_outcome& o,
-                         const std::string& results_csv) {
+                         const std::string& results_csv,
+                         const drivers::driver_session* session = nullptr) {
   json_writer j;
   j.begin_object();
   j.key("status").value(to_string(o.status));
@@ -62,6 +65,35 @@ std::string summary_json(const config::scenario& sc, const run_outcome& o,
     j.end_object();
   }
   j.end_array();
+  j.key("mode").value(o.mode);
+  if (o.mode != "offline") {
+    j.key("memory_locked").value(o.memory_locked);
+    j.key("deadline_misses").value(o.deadline_misses);
+    j.key("ring_drops").value(static_cast<std::int64_t>(o.ring_drops));
+    j.key("threads").begin_array();
+    for (const auto& t : o.threads) {
+      j.begin_object();
+      j.key("name").value(t.name);
+      j.key("cpu").value(t.cpu_granted);
+      j.key("cpu_requested").value(t.cpu_requested);
+      j.key("priority_granted").value(t.priority_granted);
+      j.key("priority_requested").value(t.priority_requested);
+      j.key("wakeup_latency_us").begin_object();
+      j.key("p50").value(t.wakeup_p50_us).key("p99").value(t.wakeup_p99_us).key("max").value(t.wakeup_max_us);
+      j.end_object();
+      j.key("exec_time_us").begin_object();
+      j.key("p50").value(t.exec_p50_us).key("p99").value(t.exec_p99_us).key("max").value(t.exec_max_us);
+      j.end_object();
+      j.key("overruns").value(t.overruns);
+      j.key("steps").value(t.steps);
+      j.end_object();
+    }
+    j.end_array();
+    j.key("warnings").begin_array();
+    for (const auto& w : o.warnings) j.value(w);
+    j.end_array();
+  }
+  if (session != nullptr && !session->empty()) session->write_json(j);  // issue 4
   j.key("results").value(results_csv);
   j.key("config").raw(config::to_json(sc));
   j.end_object();
@@ -105,8 +137,21 @@ run_report run_scenario(const run_request& req, const std::atomic<bool>* stop_re
   rep.summary_json = summary.string();
 
   csv_writer writer(rep.results_csv);
-  rep.outcome = run_offline(built->sys, built->plan, built->limits, writer, stop_request);
-  write_file_atomically(summary, summary_json(rep.sc, rep.outcome, rep.results_csv));
+  // UDP drivers (issue 4): I/O threads run around the run; the executor watches a flag
+  // that combines the operator's stop request with the drivers' stale-input stop.
+  drivers::driver_session session(built->sys, stop_request);
+  const std::atomic<bool>* stop = session.empty() ? stop_request : session.stop_flag();
+  if (rep.sc.run.mode == "offline") {
+    rep.outcome = run_offline(built->sys, built->plan, built->limits, writer, stop);
+  } else {
+    threaded_options opt = config::make_threaded_options(rep.sc, *built);
+    if (rep.sc.rt.timing_csv) opt.timing_csv = (dir / "timing.csv").string();
+    rep.outcome = run_threaded(built->sys, built->plan, built->limits, writer, opt, stop);
+    for (const auto& w : rep.outcome.warnings)
+      std::fprintf(stderr, "cosim: WARNING: %s\n", w.c_str());
+  }
+  session.finish(rep.outcome);  // fail-safe output unless completed; stale_input reason
+  write_file_atomically(summary, summary_json(rep.sc, rep.outcome, rep.results_csv, &session));
   return rep;
 }
 

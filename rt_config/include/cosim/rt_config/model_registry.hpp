@@ -2,11 +2,13 @@
 // Models known to the scenario reader. Each model lists its subsystems (with default
 // steps and integrator choices), reads its own [model] keys and builds the system.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cosim/rt_config/config_reader.hpp"
 #include "cosim/rt_config/scenario.hpp"
+#include "cosim/subsystems/oscillator.hpp"
 
 namespace cosim::config {
 
@@ -25,6 +27,11 @@ struct model_entry {
   std::function<void(config_reader&, scenario&)> read;
   std::function<void(const scenario&, built_scenario&)> build;
   std::vector<key_doc> keys;  // model-specific keys for --help and README
+  /// Optional: run.macro_step when the file omits it (e.g. 004: H = h2 follows FR).
+  std::function<double(const scenario&)> default_macro_step;
+  /// Reads model.interface: its multibody can output the effective mass matrix and force
+  /// (001 Eqs. (12)-(13)) that a reduced interface model (RIM) needs.
+  bool reduced_interface = false;
 };
 
 const std::vector<model_entry>& models();
@@ -32,6 +39,17 @@ const model_entry* find_model(const std::string& name);
 
 // One function per model, defined in that model's own source file.
 model_entry crane_model_entry();
+model_entry crane2_model_entry();  // 001 Sect. 4.1.1
+model_entry oscillator2_model_entry();           // 000 App. A.1
+model_entry oscillator3_model_entry();           // 000 App. A.2
+model_entry oscillator_nonlinear_model_entry();  // 000 App. A.3
+model_entry oscillator004_model_entry();         // 004 Sect. 3
+/// The monolithic system behind an oscillator scenario (closed forms, error measures);
+/// nullopt for other models. Columns: x1..xn, v1..vn.
+std::optional<osc::oscillator_definition> oscillator_definition_of(const scenario& sc);
+
+/// Reads [threads.*], [watchdog] and run.ring_capacity / run.lock_memory / run.timing_csv.
+void read_realtime(config_reader& r, scenario& sc);
 
 /// Largest step <= limit that divides H exactly in nanoseconds.
 double dividing_step(double H, double limit);

@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "cosim/drivers/driver_config.hpp"
 #include "cosim/runtime/executor.hpp"
 #include "cosim/runtime/system.hpp"
+#include "cosim/runtime/threaded_executor.hpp"
 
 namespace cosim::config {
 
@@ -38,6 +40,15 @@ struct safety_config {
   double residual_power_limit = std::numeric_limits<double>::infinity();   // [W]
 };
 
+/// [threads.<subsystem>], [watchdog] and the real-time keys of [run].
+struct realtime_config {
+  std::map<std::string, thread_setup> threads;  // by subsystem name
+  watchdog_setup watchdog;
+  std::size_t ring_capacity = 16;
+  bool lock_memory = true;
+  bool timing_csv = false;  // write DIR/timing.csv
+};
+
 struct scenario {
   std::string file;
   std::string model;                                 // model.name
@@ -47,6 +58,8 @@ struct scenario {
   std::map<std::string, subsystem_config> subsystems;  // by subsystem name
   coupling_config coupling;
   safety_config safety;
+  realtime_config rt;
+  std::vector<drivers::driver_config> drivers;  // [drivers.<name>] (driver_config.cpp)
 
   [[nodiscard]] const std::string& option(const std::string& key) const { return options.at(key); }
   [[nodiscard]] double param(const std::string& key) const { return params.at(key); }
@@ -77,6 +90,9 @@ std::unique_ptr<built_scenario> build(const scenario& sc);
 
 /// The resolved configuration as a JSON object (for summary.json).
 std::string to_json(const scenario& sc);
+
+/// Builds the threaded-executor options of a scenario (per subsystem index of b.sys).
+threaded_options make_threaded_options(const scenario& sc, const built_scenario& b);
 
 /// Fills plan and limits from the generic sections; run.order names are resolved
 /// against the built system.

@@ -15,10 +15,20 @@ namespace cosim {
 
 class energy_monitor {
  public:
-  explicit energy_monitor(system& sys);
+  /// Where the monitor reads producer output `o` of subsystem `s`: the live subsystem
+  /// (offline) or a mirror filled from per-step records (threaded executors).
+  using output_locator = const double* (*)(void* ctx, std::size_t s, std::size_t o);
+  explicit energy_monitor(system& sys, output_locator locate = nullptr, void* ctx = nullptr);
+
+  static constexpr std::size_t max_captures = 32;
 
   /// Snapshot the bond inputs of subsystem `s` as used at time t (end of its step).
   void capture_inputs(std::size_t s, time_point t) noexcept;
+  /// Split form of capture_inputs for threaded runs: the subsystem's own thread reads
+  /// (read_captures) and the recorder thread stores (store_captures).
+  [[nodiscard]] std::size_t capture_count(std::size_t s) const noexcept;
+  void read_captures(std::size_t s, time_point t, double* out) const noexcept;
+  void store_captures(std::size_t s, const double* values) noexcept;
   /// Close the macro step ending at t of length H: evaluates delta_P(t) and delta_E.
   void close_step(duration H) noexcept;
 

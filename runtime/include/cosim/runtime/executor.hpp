@@ -7,6 +7,7 @@
 // configured order and each delivers its outputs before the next one steps, so later
 // subsystems see their predecessors' samples at t_n + H (000 Sect. 2).
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -41,6 +42,19 @@ struct safety_limits {
 enum class run_status { completed, diverged, safety_stop, error };
 const char* to_string(run_status s) noexcept;
 
+/// What a real-time thread was granted and how it behaved (threaded/realtime modes).
+struct thread_report {
+  std::string name;
+  int cpu_requested = -1;
+  int cpu_granted = -1;
+  int priority_requested = 0;
+  int priority_granted = 0;
+  double wakeup_p50_us = 0.0, wakeup_p99_us = 0.0, wakeup_max_us = 0.0;
+  double exec_p50_us = 0.0, exec_p99_us = 0.0, exec_max_us = 0.0;
+  std::int64_t overruns = 0;
+  std::int64_t steps = 0;
+};
+
 struct run_outcome {
   run_status status = run_status::completed;
   std::string stop_reason = "end_time";  // end_time, non_finite, energy_residual, ...
@@ -53,6 +67,13 @@ struct run_outcome {
   double max_residual_power = 0.0;
   std::vector<energy_monitor::bond_totals> bonds;
   std::int64_t rows = 0;
+  // Threaded and realtime modes only.
+  std::string mode = "offline";
+  std::vector<thread_report> threads;
+  std::int64_t deadline_misses = 0;
+  std::uint64_t ring_drops = 0;
+  bool memory_locked = false;
+  std::vector<std::string> warnings;
 };
 
 /// Receives recorded rows. write() is called on the stepping thread and must not throw.
@@ -69,6 +90,12 @@ class row_sink {
 
 /// Column names of a run: t, the system's probes, then the energy-residual columns.
 std::vector<std::string> result_columns(const system& sys);
+
+/// Initialises every subsystem at plan.start and performs the start-up exchange.
+void initialize_and_exchange(system& sys, const run_plan& plan);
+/// Fills stop time, simulated time, wall time and default messages.
+void finish_outcome(run_outcome& out, const run_plan& plan, time_point t,
+                    std::chrono::steady_clock::time_point wall0);
 
 /// Single thread, deterministic, as fast as possible.
 run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& limits,

@@ -1,0 +1,196 @@
+// [drivers.<name>] sections of a scenario: UDP input and output drivers.
+#include <cmath>
+
+#include "cosim/drivers/udp_backend.hpp"
+#include "cosim/drivers/udp_driver.hpp"
+#include "cosim/rt_config/driver_wiring.hpp"
+#include "cosim/rt_config/model_registry.hpp"
+#include "cosim/runtime/rt_thread.hpp"
+
+namespace cosim::config {
+
+namespace {
+
+void check_address(config_reader& r, const std::string& key, const std::string& text) {
+  sockaddr_in a{};
+  if (!drivers::parse_udp_address(text, a)) r.fail(key, "must be an IPv4 \"host:port\" address");
+}
+
+std::vector<double> per_channel(config_reader& r, const std::string& key, std::size_t n, double dflt) {
+  auto v = r.opt_double_list(key);
+  if (!v) return std::vector<double>(n, dflt);
+  if (v->size() != n) r.fail(key, "must have one value per channel (" + std::to_string(n) + ")");
+  return *v;
+}
+
+}  // namespace
+
+void read_drivers(config_reader& r, scenario& sc) {
+  for (const std::string& name : r.table_keys("drivers")) {
+    const std::string base = "drivers." + name;
+    if (sc.subsystems.count(name) != 0) r.fail(base, "a subsystem with this name already exists");
+    drivers::driver_config d;
+    d.name = name;
+    const std::string dir = r.get_string(base + ".direction");
+    check_choice(r, base + ".direction", dir, {"input", "output"});
+    d.direction = dir == "input" ? drivers::driver_direction::input : drivers::driver_direction::output;
+    d.backend = r.opt_string(base + ".backend").value_or("asio");
+    check_choice(r, base + ".backend", d.backend, {"asio", "io_uring"});
+    if (d.backend == "io_uring" && !drivers::uring_available())
+      r.fail(base + ".backend", "io_uring is not available: cosim was built without liburing");
+    d.bind = r.opt_string(base + ".bind").value_or(d.bind);
+    check_address(r, base + ".bind", d.bind);
+    const std::string type =
+        r.opt_string(base + ".type").value_or(d.direction == drivers::driver_direction::input ? "command"
+                                                                                              : "valve_command");
+    check_choice(r, base + ".type", type, {"command", "valve_command", "valve_feedback"});
+    d.type = type == "command"         ? drivers::message_type::command
+             : type == "valve_command" ? drivers::message_type::valve_command
+                                       : drivers::message_type::valve_feedback;
+    auto channels = r.opt_string_list(base + ".channels");
+    if (!channels || channels->empty() || channels->size() > drivers::max_channels)
+      r.fail(base + ".channels", "must list 1 to 16 channel names");
+    const std::size_t n = channels->size();
+    const auto mins = per_channel(r, base + ".min", n, -INFINITY);
+    const auto maxs = per_channel(r, base + ".max", n, INFINITY);
+    for (std::size_t i = 0; i < n; ++i) {
+      drivers::channel_config c;
+      c.name = (*channels)[i];
+      c.min = mins[i];
+      c.max = maxs[i];
+      if (!(c.min <= c.max)) r.fail(base + ".min", "must not exceed max");
+      d.channels.push_back(c);
+    }
+    if (d.direction == drivers::driver_direction::input) {
+      auto peers = r.opt_string_list(base + ".peers");
+      if (!peers || peers->empty())
+        r.fail(base + ".peers",
+               "an input driver needs an allowlist of senders, e.g. peers = [\"127.0.0.1:5601\"]");
+      for (const auto& p : *peers) check_address(r, base + ".peers", p);
+      d.peers = *peers;
+      if (r.has(base + ".initial")) {
+        const auto init = per_channel(r, base + ".initial", n, 0.0);
+        for (std::size_t i = 0; i < n; ++i) {
+          d.channels[i].initial = init[i];
+          d.channels[i].initial_set = true;
+        }
+      }
+      if (auto v = r.opt_double(base + ".stale_after")) {
+        check_positive(r, base + ".stale_after", *v);
+        d.stale_after = *v;
+      }
+      if (auto v = r.opt_double(base + ".stop_after")) {
+        check_positive(r, base + ".stop_after", *v);
+        d.stop_after = *v;
+      }
+      if (d.stop_after < d.stale_after) r.fail(base + ".stop_after", "must be >= stale_after");
+      if (auto v = r.opt_double(base + ".startup_timeout")) {
+        check_positive(r, base + ".startup_timeout", *v);
+        d.startup_timeout = *v;
+      }
+    } else {
+      d.to = r.get_string(base + ".to");
+      check_address(r, base + ".to", d.to);
+      auto from = r.opt_string_list(base + ".from");
+      if (!from || from->size() != n)
+        r.fail(base + ".from", "must name the \"subsystem.port\" feeding each channel");
+      const auto safe = per_channel(r, base + ".safe_value", n, 0.0);
+      for (std::size_t i = 0; i < n; ++i) {
+        d.channels[i].from = (*from)[i];
+        d.channels[i].safe_value = safe[i];
+      }
+      if (auto v = r.opt_int(base + ".safe_repeats")) {
+        if (*v < 1 || *v > 1000) r.fail(base + ".safe_repeats", "must be 1-1000");
+        d.safe_repeats = static_cast<int>(*v);
+      }
+    }
+    if (auto cpu = r.opt_int(base + ".cpu")) {
+      if (*cpu < -1 || *cpu >= online_cpu_count()) r.fail(base + ".cpu", "no such CPU");
+      d.cpu = static_cast<int>(*cpu);
+    }
+    if (auto prio = r.opt_int(base + ".priority")) {
+      if (*prio < 1 || *prio > 99) r.fail(base + ".priority", "SCHED_FIFO priority must be 1-99");
+      d.priority = static_cast<int>(*prio);
+    }
+    subsystem_config s;
+    s.step = sc.run.macro_step;
+    s.integrator = "udp";
+    sc.subsystems[name] = s;
+    sc.run.order.push_back(name);
+    sc.drivers.push_back(std::move(d));
+  }
+}
+
+void add_drivers(const scenario& sc, built_scenario& b) {
+  for (const auto& d : sc.drivers) {
+    bool present = false;
+    for (std::size_t i = 0; i < b.sys.size(); ++i)
+      if (b.sys.at(i).name() == d.name) present = true;
+    if (present) continue;
+    auto drv = drivers::make_driver(d);
+    b.sys.add(std::move(drv));
+    if (d.direction == drivers::driver_direction::output) {
+      for (const auto& ch : d.channels) {
+        try {
+          b.sys.connect(ch.from, d.name + "." + ch.name);
+        } catch (const error& e) {
+          throw error(errc::config_value, "drivers." + d.name + ".from: " + e.what());
+        }
+      }
+    }
+  }
+}
+
+void read_signal_source(config_reader& r, scenario& sc, const std::string& key) {
+  const std::string full = "model." + key;
+  const std::string v = r.opt_string(full).value_or("manoeuvre");
+  if (v != "manoeuvre" && (v.rfind("driver:", 0) != 0 || v.find('.') == std::string::npos))
+    r.fail(full, "must be \"manoeuvre\" or \"driver:<name>.<channel>\"");
+  sc.options[key] = v;
+}
+
+bool connect_driver_source(const scenario& sc, built_scenario& b, const std::string& key,
+                           const std::string& target, double initial) {
+  const auto it = sc.options.find(key);
+  if (it == sc.options.end() || it->second.rfind("driver:", 0) != 0) return false;
+  const std::string ref = it->second.substr(7);
+  const std::string drv = ref.substr(0, ref.find('.'));
+  const std::string channel = ref.substr(ref.find('.') + 1);
+  add_drivers(sc, b);
+  std::size_t idx = subsystem::npos;
+  for (std::size_t i = 0; i < b.sys.size(); ++i)
+    if (b.sys.at(i).name() == drv) idx = i;
+  auto* in = idx == subsystem::npos ? nullptr : dynamic_cast<drivers::udp_input_driver*>(&b.sys.at(idx));
+  COSIM_INPUT_CHECK(in != nullptr, errc::config_value,
+                    "model." + key + " = \"" + it->second + "\": no input driver named '" + drv +
+                        "' ([drivers." + drv + "] with direction = \"input\")");
+  const std::size_t ch = in->find_output(channel);
+  COSIM_INPUT_CHECK(ch != subsystem::npos, errc::config_value,
+                    "model." + key + ": driver '" + drv + "' has no channel '" + channel + "'");
+  in->set_default_initial(ch, initial);
+  b.sys.connect(ref, target);
+  return true;
+}
+
+std::vector<key_doc> driver_keys() {
+  return {
+      {"drivers.<name>.direction", "input (device channels become outputs) or output (inputs are sent)"},
+      {"drivers.<name>.backend", "asio (default) or io_uring (needs liburing)"},
+      {"drivers.<name>.bind", "local UDP address host:port (port 0: any)"},
+      {"drivers.<name>.peers", "input: allowlist of sender addresses [\"host:port\", ...]"},
+      {"drivers.<name>.to", "output: destination host:port"},
+      {"drivers.<name>.type", "message type: command, valve_command, valve_feedback"},
+      {"drivers.<name>.channels", "channel names (ports), in wire order"},
+      {"drivers.<name>.min / max", "per-channel range; values outside are clamped and counted"},
+      {"drivers.<name>.initial", "input: per-channel value before the first packet"},
+      {"drivers.<name>.from", "output: \"subsystem.port\" per channel"},
+      {"drivers.<name>.safe_value", "output: per-channel fail-safe value"},
+      {"drivers.<name>.safe_repeats", "output: how often the safe values are sent on a stop"},
+      {"drivers.<name>.stale_after", "input: no fresh packet for this long [s]: hold last value, count"},
+      {"drivers.<name>.stop_after", "input: no fresh packet for this long [s]: safety stop stale_input"},
+      {"drivers.<name>.startup_timeout", "input: longest wait for the first packet [s]"},
+      {"drivers.<name>.cpu / priority", "I/O thread placement"},
+  };
+}
+
+}  // namespace cosim::config

@@ -1,0 +1,80 @@
+// Real-time sections of a scenario: thread placement per subsystem and the watchdog.
+#include "cosim/rt_config/model_registry.hpp"
+#include <algorithm>
+
+#include "cosim/runtime/rt_thread.hpp"
+
+namespace cosim::config {
+
+void read_realtime(config_reader& r, scenario& sc) {
+  if (auto cap = r.opt_int("run.ring_capacity")) {
+    if (*cap < 4 || (*cap & (*cap - 1)) != 0)
+      r.fail("run.ring_capacity", "must be a power of two >= 4 (samples buffered per coupling)");
+    sc.rt.ring_capacity = static_cast<std::size_t>(*cap);
+  }
+  sc.rt.lock_memory = r.opt_bool("run.lock_memory").value_or(true);
+  sc.rt.timing_csv = r.opt_bool("run.timing_csv").value_or(false);
+  for (const std::string& name : r.table_keys("threads")) {
+    const std::string base = "threads." + name;
+    if (sc.subsystems.count(name) == 0) {
+      std::string known;
+      for (const auto& [k, v] : sc.subsystems) known += (known.empty() ? "" : ", ") + k;
+      r.fail(base, "no subsystem named '" + name + "' (subsystems: " + known + ")");
+    }
+    thread_setup t;
+    if (auto cpu = r.opt_int(base + ".cpu")) {
+      if (*cpu < -1 || *cpu >= online_cpu_count())
+        r.fail(base + ".cpu", "no such CPU; this machine has CPUs 0-" + std::to_string(online_cpu_count() - 1));
+      t.cpu = static_cast<int>(*cpu);
+    }
+    if (auto prio = r.opt_int(base + ".priority")) {
+      if (*prio < 1 || *prio > 99) r.fail(base + ".priority", "SCHED_FIFO priority must be 1-99");
+      t.priority = static_cast<int>(*prio);
+    }
+    if (auto stack = r.opt_int(base + ".stack_size")) {
+      if (*stack < 65536) r.fail(base + ".stack_size", "must be at least 65536 bytes");
+      t.stack_size = static_cast<std::size_t>(*stack);
+    }
+    if (auto budget = r.opt_double(base + ".budget")) {
+      if (!(*budget >= 0.0)) r.fail(base + ".budget", "must be >= 0 s");
+      t.budget_s = *budget;
+    }
+    sc.rt.threads[name] = t;
+  }
+  if (auto cpu = r.opt_int("watchdog.cpu")) {
+    if (*cpu < -1 || *cpu >= online_cpu_count()) r.fail("watchdog.cpu", "no such CPU");
+    sc.rt.watchdog.cpu = static_cast<int>(*cpu);
+  }
+  if (auto prio = r.opt_int("watchdog.priority")) {
+    if (*prio < 1 || *prio > 99) r.fail("watchdog.priority", "SCHED_FIFO priority must be 1-99");
+    sc.rt.watchdog.priority = static_cast<int>(*prio);
+  }
+  if (auto m = r.opt_int("watchdog.max_overruns")) {
+    if (*m < 1) r.fail("watchdog.max_overruns", "must be >= 1");
+    sc.rt.watchdog.max_overruns = *m;
+  }
+  if (auto l = r.opt_int("watchdog.leak_steps")) {
+    if (*l < 1) r.fail("watchdog.leak_steps", "must be >= 1");
+    sc.rt.watchdog.leak_steps = *l;
+  }
+  // A watchdog that cannot preempt the threads it guards is no watchdog.
+  int max_prio = 0;
+  for (const auto& [n, t] : sc.rt.threads) max_prio = std::max(max_prio, t.priority);
+  if (max_prio > 0 && sc.rt.watchdog.priority != 0 && sc.rt.watchdog.priority <= max_prio)
+    r.fail("watchdog.priority", "must be higher than every subsystem thread's priority (" +
+                                    std::to_string(max_prio) + ")");
+  if (max_prio > 0 && sc.rt.watchdog.priority == 0) sc.rt.watchdog.priority = std::min(99, max_prio + 1);
+}
+
+threaded_options make_threaded_options(const scenario& sc, const built_scenario& b) {
+  threaded_options o;
+  o.realtime = sc.run.mode == "realtime";
+  o.watchdog = sc.rt.watchdog;
+  o.ring_capacity = sc.rt.ring_capacity;
+  o.lock_memory = sc.rt.lock_memory;
+  o.threads.resize(b.sys.size());
+  for (const auto& [name, t] : sc.rt.threads) o.threads[b.sys.index_of(name)] = t;
+  return o;
+}
+
+}  // namespace cosim::config

@@ -1,0 +1,35 @@
+#pragma once
+// Model keys shared by the crane models (crane, crane2): the coupling interface
+// (direct or RIM, 001 Sect. 3) and the valve command, a named manoeuvre or one of the
+// test inputs of 002 Eqs. (12)-(15).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cosim/rt_config/config_reader.hpp"
+#include "cosim/rt_config/scenario.hpp"
+#include "cosim/runtime/port.hpp"
+#include "cosim/subsystems/rim_hydraulics.hpp"
+
+namespace cosim::config::crane_keys {
+
+/// model.interface ("direct" | "rim") and model.force_output ("sample" | "mean", RIM
+/// only). `rim_unavailable` is empty when the model can provide M-tilde and f-tilde in
+/// this configuration, else the reason it cannot (the error names model.interface).
+void read_interface(config_reader& r, scenario& sc, const std::string& rim_unavailable);
+
+/// model.manoeuvre: one of `named` or step | ramp | impulse | sine, with model.test_amplitude,
+/// model.test_time, model.test_width and model.test_frequency for the test inputs.
+void read_manoeuvre(config_reader& r, scenario& sc, const std::vector<std::string>& named);
+
+[[nodiscard]] bool is_test_input(const scenario& sc);
+/// The 002 test input around the equilibrium valve command kappa0.
+std::unique_ptr<signal_source> make_test_input(const scenario& sc, double kappa0);
+
+[[nodiscard]] rim::interface_kind interface_of(const scenario& sc);
+[[nodiscard]] rim::force_output force_output_of(const scenario& sc);
+
+/// Keys documented for --help / README.
+std::vector<key_doc> docs(const std::string& named_manoeuvres);
+
+}  // namespace cosim::config::crane_keys

@@ -1,0 +1,95 @@
+#pragma once
+// What happens after each macro step, shared by every executor so that all modes
+// produce byte-identical rows and identical stop decisions: assemble the row, check it
+// is finite, apply output thinning and the safety limits, keep the newest unrecorded row
+// so that a stop between output points loses nothing.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "cosim/runtime/executor.hpp"
+
+namespace cosim::detail {
+
+class run_accounting {
+ public:
+  /// probe_values[i] points at the value of probe i (live or mirrored).
+  run_accounting(const run_plan& plan, const safety_limits& limits, row_sink& sink,
+                 const energy_monitor& mon, std::vector<const double*> probe_values,
+                 std::size_t columns)
+      : plan_(plan), limits_(limits), sink_(sink), mon_(mon), probes_(std::move(probe_values)),
+        row_(columns, 0.0), last_good_(columns, 0.0) {}
+
+  /// Row of the start-up state at t0.
+  void start(time_point t0, run_outcome& out) noexcept {
+    if (fill(t0)) {
+      sink_.write(row_);
+      ++out.rows;
+    }
+  }
+
+  /// After macro step n (ending at t). Returns false when the run must stop; `out` then
+  /// holds the reason.
+  bool after_step(std::int64_t n, time_point t, bool ok, run_outcome& out) noexcept {
+    ++out.macro_steps;
+    if (!ok || !fill(t)) {
+      out.status = run_status::diverged;
+      out.stop_reason = "non_finite";
+      return false;
+    }
+    const bool tripped_energy = mon_.sum_abs_energy() > limits_.energy_residual;
+    const bool tripped_power = std::abs(mon_.residual_power()) > limits_.residual_power;
+    const bool record = (out.macro_steps % plan_.output_every) == 0;
+    if (record || tripped_energy || tripped_power || n + 1 == plan_.macro_steps) {
+      sink_.write(row_);
+      ++out.rows;
+      pending_ = false;
+    } else {
+      std::copy(row_.begin(), row_.end(), last_good_.begin());
+      pending_ = true;
+    }
+    if (tripped_energy || tripped_power) {
+      out.status = run_status::safety_stop;
+      out.stop_reason = tripped_energy ? "energy_residual" : "residual_power";
+      return false;
+    }
+    return true;
+  }
+
+  /// A run that stops between output points keeps its last finite state.
+  void finish(run_outcome& out) noexcept {
+    if (pending_) {
+      sink_.write(last_good_);
+      ++out.rows;
+      pending_ = false;
+    }
+    out.energy_residual = mon_.sum_abs_energy();
+    out.max_residual_power = mon_.max_abs_power();
+    out.bonds = mon_.bonds();
+  }
+
+ private:
+  bool fill(time_point t) noexcept {
+    std::size_t i = 0;
+    row_[i++] = to_seconds(t);
+    for (const double* p : probes_) row_[i++] = *p;
+    row_[i++] = mon_.residual_power();
+    row_[i++] = mon_.residual_energy();
+    row_[i++] = mon_.sum_abs_energy();
+    for (double v : row_)
+      if (!std::isfinite(v)) return false;
+    return true;
+  }
+
+  const run_plan& plan_;
+  const safety_limits& limits_;
+  row_sink& sink_;
+  const energy_monitor& mon_;
+  std::vector<const double*> probes_;
+  std::vector<double> row_;
+  std::vector<double> last_good_;
+  bool pending_ = false;
+};
+
+}  // namespace cosim::detail

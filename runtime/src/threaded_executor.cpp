@@ -1,0 +1,484 @@
+#include "cosim/runtime/threaded_executor.hpp"
+
+#include <array>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <thread>
+
+#include "cosim/runtime/error.hpp"
+#include "cosim/runtime/hardware.hpp"
+#include "cosim/runtime/json_writer.hpp"
+#include "cosim/runtime/latency_histogram.hpp"
+#include "cosim/runtime/rt_log.hpp"
+#include "cosim/runtime/rt_thread.hpp"
+#include "cosim/runtime/spsc_ring.hpp"
+#include "run_accounting.hpp"
+
+namespace cosim {
+
+namespace {
+
+struct sample {
+  std::uint64_t seq = 0;  // communication point index: sample at t0 + seq H
+  double value = 0.0;
+};
+
+constexpr std::size_t max_record_values = 120;
+
+struct step_record {
+  std::uint64_t step = 0;
+  std::int64_t wake_latency_ns = 0;
+  std::int64_t exec_ns = 0;
+  std::uint32_t ok = 0;
+  std::uint32_t count = 0;
+  std::array<double, max_record_values> v{};
+};
+
+enum class stop_cause : int { none, deadline, operator_signal, worker_failed };
+
+struct shared_state {
+  std::atomic<bool> stop{false};
+  std::atomic<int> cause{static_cast<int>(stop_cause::none)};
+  std::int64_t start_ns = 0;  // realtime epoch (release of step 0)
+
+  void request_stop(stop_cause c) noexcept {
+    int expected = static_cast<int>(stop_cause::none);
+    // First cause wins; relaxed is enough because stop (release) publishes it.
+    cause.compare_exchange_strong(expected, static_cast<int>(c), std::memory_order_relaxed);
+    stop.store(true, std::memory_order_release);
+  }
+  [[nodiscard]] bool stopping() const noexcept { return stop.load(std::memory_order_acquire); }
+};
+
+// Spin, then yield, then sleep briefly: a waiting thread must not starve a
+// lower-priority producer pinned to the same CPU.
+class backoff {
+ public:
+  void pause() noexcept {
+    if (n_ < 64) {
+      cpu_relax();
+    } else if (n_ < 256) {
+      std::this_thread::yield();
+    } else {
+      const timespec ts{0, 20'000};
+      nanosleep(&ts, nullptr);
+    }
+    ++n_;
+  }
+
+ private:
+  unsigned n_ = 0;
+};
+
+struct worker {
+  std::size_t index = 0;
+  std::vector<std::size_t> in_conns;
+  std::vector<std::uint64_t> in_offset;  // 0: needs sample n at step n; 1: needs n + 1
+  std::vector<std::size_t> out_conns;
+  std::vector<const double*> probes;     // live values of this subsystem's probes
+  std::vector<std::size_t> probe_slots;  // their index in the global probe list
+  std::size_t capture_count = 0;
+  std::unique_ptr<spsc_ring<step_record>> records;
+  latency_histogram wake;
+  latency_histogram exec;
+  std::atomic<std::uint64_t> heartbeat{0};    // completed steps
+  std::atomic<std::int64_t> overruns{0};
+  std::atomic<std::int64_t> release_ns{0};    // release time of the step in progress
+  std::atomic<bool> busy{false};
+  rt_log_channel* log = nullptr;
+  thread_setup setup;
+};
+
+}  // namespace
+
+void validate_threaded(const system& sys, const run_plan& plan, const threaded_options& opt) {
+  validate_plan(sys, plan);
+  COSIM_INPUT_CHECK(opt.threads.empty() || opt.threads.size() == sys.size(), errc::config_value,
+                    "thread settings must be given per subsystem");
+  auto pow2 = [](std::size_t n) { return n >= 2 && (n & (n - 1)) == 0; };
+  // A consumer may be one sample behind its producer's next push in either scheme, so
+  // two slots are the minimum; more absorb jitter between threads.
+  COSIM_INPUT_CHECK(pow2(opt.ring_capacity) && opt.ring_capacity >= 4, errc::config_value,
+                    "run.ring_capacity = " + std::to_string(opt.ring_capacity) +
+                        ": must be a power of two >= 4 (one sample per communication point, "
+                        "producers may run up to two points ahead)");
+  COSIM_INPUT_CHECK(pow2(opt.record_capacity), errc::config_value,
+                    "record ring capacity must be a power of two");
+  for (std::size_t i = 0; i < opt.threads.size(); ++i) {
+    const thread_setup& t = opt.threads[i];
+    const std::string who = "threads." + sys.at(i).name();
+    COSIM_INPUT_CHECK(t.cpu == -1 || cpu_exists(t.cpu), errc::config_value,
+                      who + ".cpu = " + std::to_string(t.cpu) + ": no such online CPU (this machine has " +
+                          std::to_string(online_cpu_count()) + ")");
+    COSIM_INPUT_CHECK(t.priority >= 0 && t.priority <= 99, errc::config_value,
+                      who + ".priority = " + std::to_string(t.priority) + ": must be 1-99 (0 = not real-time)");
+    COSIM_INPUT_CHECK(t.stack_size >= 64 * 1024, errc::config_value,
+                      who + ".stack_size = " + std::to_string(t.stack_size) + ": must be >= 65536");
+  }
+  COSIM_INPUT_CHECK(opt.watchdog.cpu == -1 || cpu_exists(opt.watchdog.cpu), errc::config_value,
+                    "watchdog.cpu = " + std::to_string(opt.watchdog.cpu) + ": no such online CPU");
+  COSIM_INPUT_CHECK(opt.watchdog.priority >= 0 && opt.watchdog.priority <= 99, errc::config_value,
+                    "watchdog.priority = " + std::to_string(opt.watchdog.priority) + ": must be 0-99");
+  COSIM_INPUT_CHECK(opt.watchdog.max_overruns >= 1 && opt.watchdog.leak_steps >= 1, errc::config_value,
+                    "watchdog.max_overruns and watchdog.leak_steps must be >= 1");
+  // Subsystems that share a CPU run one after the other within a macro step (always so
+  // for a Gauss-Seidel chain), so their budgets must fit in H.
+  if (!opt.threads.empty()) {
+    const double H = to_seconds(plan.macro_step);
+    for (int cpu = -1; cpu < online_cpu_count(); ++cpu) {
+      double sum = 0.0;
+      std::string names;
+      for (std::size_t i = 0; i < opt.threads.size(); ++i) {
+        const bool same = plan.scheme == scheme_kind::gauss_seidel && cpu == -1
+                              ? true
+                              : opt.threads[i].cpu == cpu && cpu != -1;
+        if (!same) continue;
+        sum += opt.threads[i].budget_s;
+        names += (names.empty() ? "" : " + ") + sys.at(i).name();
+      }
+      COSIM_INPUT_CHECK(sum <= H, errc::config_value,
+                        "threads.*.budget: " + names + " need " + format_double(sum) +
+                            " s per macro step" + (cpu >= 0 ? " on CPU " + std::to_string(cpu) : "") +
+                            " but run.macro_step is " + format_double(H) + " s");
+    }
+  }
+}
+
+run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits& limits,
+                         row_sink& sink, const threaded_options& opt,
+                         const std::atomic<bool>* stop_request) {
+  validate_threaded(sys, plan, opt);
+  sys.check_complete();
+  const auto wall0 = std::chrono::steady_clock::now();
+  run_outcome out;
+  out.mode = opt.realtime ? "realtime" : "threaded";
+
+  // Start-up order (ARCHITECTURE.md): config check -> mlockall -> allocate -> threads.
+  if (opt.lock_memory) {
+    std::string why;
+    out.memory_locked = lock_memory(why);
+    if (!out.memory_locked) out.warnings.push_back("mlockall refused: " + why);
+  }
+
+  const std::size_t n_sub = sys.size();
+  const auto& conns = sys.connections();
+  std::vector<std::unique_ptr<spsc_ring<sample>>> rings;
+  rings.reserve(conns.size());
+  for (std::size_t c = 0; c < conns.size(); ++c)
+    rings.push_back(std::make_unique<spsc_ring<sample>>(opt.ring_capacity));
+
+  // Mirror of every subsystem's outputs and of every probe, written only by this thread.
+  std::vector<std::vector<double>> mirror_out(n_sub);
+  for (std::size_t i = 0; i < n_sub; ++i) mirror_out[i].assign(sys.at(i).output_count(), 0.0);
+  std::vector<double> mirror_probe(sys.probes().size(), 0.0);
+  auto locate = [](void* ctx, std::size_t s, std::size_t o) -> const double* {
+    return &(*static_cast<std::vector<std::vector<double>>*>(ctx))[s][o];
+  };
+  energy_monitor mon(sys, locate, &mirror_out);
+  std::vector<const double*> probe_ptrs;
+  for (double& v : mirror_probe) probe_ptrs.push_back(&v);
+  const auto columns = result_columns(sys);
+  detail::run_accounting acc(plan, limits, sink, mon, probe_ptrs, columns.size());
+
+  // Position of each subsystem in the scheme order (Gauss-Seidel dependencies).
+  std::vector<std::size_t> rank(n_sub, 0);
+  for (std::size_t k = 0; k < plan.order.size(); ++k) rank[plan.order[k]] = k;
+
+  rt_log_drain drain;
+  std::vector<std::unique_ptr<worker>> workers;
+  for (std::size_t i = 0; i < n_sub; ++i) {
+    auto w = std::make_unique<worker>();
+    w->index = i;
+    w->setup = opt.threads.empty() ? thread_setup{} : opt.threads[i];
+    for (std::size_t c = 0; c < conns.size(); ++c) {
+      if (conns[c].to == i) {
+        w->in_conns.push_back(c);
+        const bool upstream = plan.scheme == scheme_kind::gauss_seidel && rank[conns[c].from] < rank[i];
+        w->in_offset.push_back(upstream ? 1 : 0);
+      }
+      if (conns[c].from == i) w->out_conns.push_back(c);
+    }
+    for (std::size_t p = 0; p < sys.probes().size(); ++p) {
+      if (sys.probes()[p].subsystem != i) continue;
+      w->probes.push_back(sys.probes()[p].value);
+      w->probe_slots.push_back(p);
+    }
+    w->capture_count = mon.capture_count(i);
+    const std::size_t values = sys.at(i).output_count() + w->probes.size() + w->capture_count;
+    COSIM_INPUT_CHECK(values <= max_record_values, errc::model,
+                      "subsystem '" + sys.at(i).name() + "' publishes too many values per step");
+    w->records = std::make_unique<spsc_ring<step_record>>(opt.record_capacity);
+    w->log = &drain.add_channel(sys.at(i).name());
+    workers.push_back(std::move(w));
+  }
+  rt_log_channel& watchdog_log = drain.add_channel("watchdog");
+
+  sink.begin(columns);
+  initialize_and_exchange(sys, plan);
+  for (std::size_t i = 0; i < n_sub; ++i)
+    for (std::size_t o = 0; o < sys.at(i).output_count(); ++o) mirror_out[i][o] = sys.at(i).output(o);
+  for (std::size_t p = 0; p < sys.probes().size(); ++p) mirror_probe[p] = *sys.probes()[p].value;
+  acc.start(plan.start, out);
+
+  shared_state shared;
+  const std::int64_t H_ns = plan.macro_step.count();
+  const std::int64_t steps = plan.macro_steps;
+  const time_point t0 = plan.start;
+  // Start gate: threads prefault and wait until every thread exists; then the epoch is
+  // set a little ahead so that step 0 is released on time.
+  std::atomic<bool> go{false};
+  auto wait_for_go = [&] {
+    backoff wait;
+    while (!go.load(std::memory_order_acquire)) wait.pause();
+  };
+
+  auto body = [&](worker& w) {
+    prefault_stack(64 * 1024);
+    wait_for_go();
+    subsystem& sub = sys.at(w.index);
+    step_record rec;
+    std::int64_t period = 0;
+    for (std::int64_t n = 0; n < steps; ++n) {
+      if (shared.stopping()) return;
+      std::int64_t release = 0;
+      if (opt.realtime) {
+        release = shared.start_ns + period * H_ns;
+        w.release_ns.store(release, std::memory_order_relaxed);
+        sleep_until_ns(release);
+        const std::int64_t woke = monotonic_now_ns();
+        rec.wake_latency_ns = woke - release;
+        w.wake.record_ns(rec.wake_latency_ns);
+      }
+      w.busy.store(true, std::memory_order_relaxed);
+      const time_point t = t0 + n * plan.macro_step;
+      // Inputs: pop samples up to the one this step needs (sequence numbers).
+      for (std::size_t k = 0; k < w.in_conns.size(); ++k) {
+        const std::size_t c = w.in_conns[k];
+        const std::uint64_t need = static_cast<std::uint64_t>(n) + w.in_offset[k];
+        input_port& port = sub.input(conns[c].input);
+        backoff wait;
+        while (port.history().size() == 0 || port.history().newest_time() < t0 + static_cast<std::int64_t>(need) * plan.macro_step) {
+          sample s;
+          if (rings[c]->try_pop(s)) {
+            port.receive(t0 + static_cast<std::int64_t>(s.seq) * plan.macro_step, s.value);
+            continue;
+          }
+          if (shared.stopping()) return;
+          wait.pause();
+        }
+      }
+      const std::int64_t exec0 = monotonic_now_ns();
+      const time_point t1 = t + plan.macro_step;
+      const bool ok = scheme::advance(sub, t, plan.macro_step);
+      std::size_t v = 0;
+      for (double y : sub.outputs()) rec.v[v++] = y;
+      for (const double* p : w.probes) rec.v[v++] = *p;
+      mon.read_captures(w.index, t1, &rec.v[v]);
+      v += w.capture_count;
+      rec.count = static_cast<std::uint32_t>(v);
+      rec.ok = ok ? 1U : 0U;
+      rec.step = static_cast<std::uint64_t>(n);
+      for (std::size_t c : w.out_conns) {
+        const sample s{static_cast<std::uint64_t>(n + 1), sub.output(conns[c].output)};
+        backoff wait;
+        while (!rings[c]->try_push(s)) {
+          if (shared.stopping()) return;
+          wait.pause();
+        }
+      }
+      const std::int64_t done = monotonic_now_ns();
+      rec.exec_ns = done - exec0;
+      w.exec.record_ns(rec.exec_ns);
+      {
+        backoff wait;
+        while (!w.records->try_push(rec)) {
+          if (shared.stopping()) return;
+          wait.pause();
+        }
+      }
+      w.busy.store(false, std::memory_order_relaxed);
+      w.heartbeat.store(static_cast<std::uint64_t>(n + 1), std::memory_order_release);
+      if (!ok) return;  // the recorder sees ok == 0 and stops the run
+      if (opt.realtime) {
+        const std::int64_t late = done - (release + H_ns);
+        if (late > 0) {
+          // Skip to the next period boundary after `done`, keeping the phase.
+          const std::int64_t missed = (done - release) / H_ns;
+          period += missed + 1;
+          w.overruns.fetch_add(1, std::memory_order_relaxed);
+          w.log->post(rt_event_code::overrun, t.time_since_epoch().count(),
+                      static_cast<double>(done - release) * 1e-3, static_cast<double>(H_ns) * 1e-3,
+                      static_cast<std::uint32_t>(missed));
+        } else {
+          ++period;
+        }
+      }
+    }
+  };
+
+  drain.start();
+  std::vector<rt_thread> threads;
+  threads.reserve(n_sub + 1);
+  try {
+    for (auto& w : workers) {
+      rt_thread_config cfg;
+      cfg.name = "cosim-" + sys.at(w->index).name();
+      cfg.cpu = w->setup.cpu;
+      cfg.priority = w->setup.priority;
+      cfg.stack_size = w->setup.stack_size;
+      worker* wp = w.get();
+      threads.emplace_back(cfg, [&body, wp] { body(*wp); });
+    }
+    if (opt.realtime) {
+      rt_thread_config cfg;
+      cfg.name = "cosim-watchdog";
+      cfg.cpu = opt.watchdog.cpu;
+      cfg.priority = opt.watchdog.priority;
+      threads.emplace_back(cfg, [&] {
+        prefault_stack(32 * 1024);
+        wait_for_go();
+        // Leaky bucket over all threads' overruns, checked once per macro step.
+        std::int64_t seen = 0, bucket = 0, tick = 0;
+        std::int64_t next = shared.start_ns + H_ns;
+        while (!shared.stopping()) {
+          sleep_until_ns(next);
+          next += H_ns;
+          ++tick;
+          std::int64_t total = 0;
+          bool hung = false;
+          const std::int64_t now = monotonic_now_ns();
+          for (auto& w : workers) {
+            total += w->overruns.load(std::memory_order_relaxed);
+            if (w->busy.load(std::memory_order_relaxed) &&
+                now - w->release_ns.load(std::memory_order_relaxed) > opt.watchdog.max_overruns * H_ns)
+              hung = true;
+          }
+          bucket += total - seen;
+          seen = total;
+          if (tick % opt.watchdog.leak_steps == 0 && bucket > 0) --bucket;
+          if (bucket >= opt.watchdog.max_overruns || hung) {
+            watchdog_log.post(rt_event_code::safety_stop, 0, static_cast<double>(bucket),
+                              static_cast<double>(opt.watchdog.max_overruns), hung ? 1U : 0U);
+            shared.request_stop(stop_cause::deadline);
+            return;
+          }
+          bool all_done = true;
+          for (auto& w : workers)
+            if (w->heartbeat.load(std::memory_order_relaxed) < static_cast<std::uint64_t>(steps)) all_done = false;
+          if (all_done) return;
+        }
+      });
+    }
+  } catch (...) {
+    shared.request_stop(stop_cause::worker_failed);
+    go.store(true, std::memory_order_release);
+    threads.clear();
+    drain.stop();
+    throw;
+  }
+
+  shared.start_ns = monotonic_now_ns() + 2'000'000;
+  go.store(true, std::memory_order_release);
+
+  std::FILE* timing = nullptr;
+  if (!opt.timing_csv.empty()) {
+    timing = std::fopen(opt.timing_csv.c_str(), "w");
+    if (timing == nullptr) {
+      out.warnings.push_back("cannot write timing CSV " + opt.timing_csv);
+    } else {
+      std::fputs("step,t,subsystem,wakeup_latency_us,exec_us\n", timing);
+    }
+  }
+
+  // Recording thread: one record per subsystem per step, then the shared accounting.
+  time_point t = plan.start;
+  bool running = true;
+  for (std::int64_t n = 0; n < steps && running; ++n) {
+    bool ok = true;
+    for (auto& w : workers) {
+      step_record rec;
+      backoff wait;
+      while (!w->records->try_pop(rec)) {
+        if (shared.stopping()) {
+          running = false;
+          break;
+        }
+        if (stop_request != nullptr && stop_request->load(std::memory_order_relaxed))
+          shared.request_stop(stop_cause::operator_signal);
+        wait.pause();
+      }
+      if (!running) break;
+      std::size_t v = 0;
+      for (double& y : mirror_out[w->index]) y = rec.v[v++];
+      for (std::size_t slot : w->probe_slots) mirror_probe[slot] = rec.v[v++];
+      mon.store_captures(w->index, &rec.v[v]);
+      ok = ok && rec.ok != 0;
+      if (timing != nullptr)
+        std::fprintf(timing, "%lld,%s,%s,%.3f,%.3f\n", static_cast<long long>(n),
+                     format_double(to_seconds(t + plan.macro_step)).c_str(),
+                     sys.at(w->index).name().c_str(), static_cast<double>(rec.wake_latency_ns) * 1e-3,
+                     static_cast<double>(rec.exec_ns) * 1e-3);
+    }
+    if (!running) break;
+    mon.close_step(plan.macro_step);
+    t += plan.macro_step;
+    if (!acc.after_step(n, t, ok, out)) {
+      running = false;
+      break;
+    }
+    if (stop_request != nullptr && stop_request->load(std::memory_order_relaxed)) {
+      shared.request_stop(stop_cause::operator_signal);
+      running = false;
+    }
+  }
+  shared.request_stop(stop_cause::none);  // releases every waiting thread
+  for (auto& th : threads) th.join();
+  drain.stop();
+  if (timing != nullptr) std::fclose(timing);
+
+  if (out.status == run_status::completed && out.macro_steps < steps) {
+    out.status = run_status::safety_stop;
+    switch (static_cast<stop_cause>(shared.cause.load())) {
+      case stop_cause::deadline:
+        out.stop_reason = "deadline";
+        out.message = "deadline overruns exceeded watchdog.max_overruns";
+        break;
+      case stop_cause::operator_signal: out.stop_reason = "operator_signal"; break;
+      default:
+        out.status = run_status::error;
+        out.stop_reason = "error";
+        out.message = "a subsystem thread stopped unexpectedly";
+    }
+  }
+  acc.finish(out);
+  for (std::size_t i = 0; i < n_sub; ++i) {
+    const worker& w = *workers[i];
+    thread_report r;
+    r.name = sys.at(i).name();
+    r.cpu_requested = threads[i].grant().cpu_requested;
+    r.cpu_granted = threads[i].grant().cpu_granted;
+    r.priority_requested = threads[i].grant().priority_requested;
+    r.priority_granted = threads[i].grant().priority_granted;
+    if (!threads[i].grant().warning.empty())
+      out.warnings.push_back(r.name + ": " + threads[i].grant().warning);
+    r.wakeup_p50_us = w.wake.percentile_us(0.5);
+    r.wakeup_p99_us = w.wake.percentile_us(0.99);
+    r.wakeup_max_us = w.wake.max_us();
+    r.exec_p50_us = w.exec.percentile_us(0.5);
+    r.exec_p99_us = w.exec.percentile_us(0.99);
+    r.exec_max_us = w.exec.max_us();
+    r.overruns = w.overruns.load();
+    r.steps = static_cast<std::int64_t>(w.heartbeat.load());
+    out.deadline_misses += r.overruns;
+    out.threads.push_back(r);
+  }
+  if (opt.realtime && threads.size() > n_sub && !threads[n_sub].grant().warning.empty())
+    out.warnings.push_back("watchdog: " + threads[n_sub].grant().warning);
+  for (const auto& r : rings) out.ring_drops += r->drops();
+  finish_outcome(out, plan, t, wall0);
+  sink.end();
+  return out;
+}
+
+}  // namespace cosim

@@ -1,0 +1,50 @@
+#pragma once
+// Multibody unit of the double-actuated crane (001 Sect. 4.1.1), f-s coupling:
+//   M qdd + c = f + A^T f_h,   A = [ds1/dq; ds2/dq]   (001 Eqs. (20), (4), (31)-(33))
+// in the minimal coordinates q = (th1, th2), integrated by semi-implicit Euler (001
+// Eq. (38)) or the trapezoidal rule. The hydraulic side is rim::hydraulics_unit<2>.
+//
+// Ports: inputs fh_1, fh_2 [N]; outputs s_1, sd_1, s_2, sd_2 and, with rim_outputs, the
+// effective mass matrix Mt_11, Mt_12, Mt_22 [kg] and force ft_1, ft_2 [N] along (s1, s2)
+// (001 Eqs. (12)-(13)), one coupled RIM for both actuators.
+#include "cosim/runtime/subsystem.hpp"
+#include "cosim/subsystems/crane2_model.hpp"
+#include "cosim/subsystems/crane_subsystems.hpp"
+#include "cosim/subsystems/rim_crane.hpp"
+
+namespace cosim::crane {
+
+class crane2_multibody final : public subsystem {
+ public:
+  crane2_multibody(std::string name, mechanical_params mp, multibody_integrator integrator,
+                   const crane2_equilibrium& eq, bool rim_outputs);
+
+  static constexpr std::size_t in_fh1 = 0, in_fh2 = 1;
+  static constexpr std::size_t out_s1 = 0, out_sd1 = 1, out_s2 = 2, out_sd2 = 3;
+  static constexpr std::size_t out_Mt11 = 4, out_Mt12 = 5, out_Mt22 = 6, out_ft1 = 7,
+                               out_ft2 = 8;
+
+  [[nodiscard]] const vec2& q() const noexcept { return q_; }
+  [[nodiscard]] const vec2& qd() const noexcept { return qd_; }
+  /// Sets the state directly (tests of the interface quantities).
+  void set_state(const vec2& q, const vec2& qd) noexcept;
+
+ private:
+  void do_initialize(time_point t0) override;
+  bool do_step(time_point t, duration h) noexcept override;
+  void do_update_outputs(time_point t) noexcept override;
+
+  vec2 accelerations(const vec2& q, const vec2& qd, time_point t) const noexcept;
+  void refresh_kinematics() noexcept;
+
+  mechanical_params mp_;
+  multibody_integrator integrator_;
+  crane2_equilibrium eq_;
+  bool rim_outputs_;
+  vec2 q_ = vec2::Zero();
+  vec2 qd_ = vec2::Zero();
+  double th1_ = 0.0, th2_ = 0.0, th1d_ = 0.0, th2d_ = 0.0;
+  double s_[2] = {}, sd_[2] = {};
+};
+
+}  // namespace cosim::crane
