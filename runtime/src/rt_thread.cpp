@@ -135,7 +135,7 @@ struct rt_thread::state {
   }
 };
 
-rt_thread::rt_thread(rt_thread_config config, std::function<void()> body)
+rt_thread::rt_thread(const rt_thread_config& config, std::function<void()> body)
     : state_(std::make_unique<state>()) {
   state& st = *state_;
   st.body = std::move(body);

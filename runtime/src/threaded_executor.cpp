@@ -233,9 +233,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
     while (!go.load(std::memory_order_acquire)) wait.pause();
   };
 
-  auto body = [&](worker& w) {
-    prefault_stack(64 * 1024);
-    wait_for_go();
+  auto loop = [&](worker& w) {
     subsystem& sub = sys.at(w.index);
     step_record rec;
     std::int64_t period = 0;
@@ -315,6 +313,14 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
         }
       }
     }
+  };
+
+  auto body = [&](worker& w) {
+    prefault_stack(64 * 1024);
+    wait_for_go();
+    if (opt.hook != nullptr) opt.hook(opt.hook_ctx, w.index, true);
+    loop(w);
+    if (opt.hook != nullptr) opt.hook(opt.hook_ctx, w.index, false);
   };
 
   drain.start();

@@ -19,7 +19,7 @@ struct rt_thread_config {
   int priority = 0;  // 0: SCHED_OTHER, 1..99: SCHED_FIFO priority
   // Whole mapping, rounded up to PTHREAD_STACK_MIN and pages. glibc carves static TLS
   // out of it (small normally, ~800 KiB under ThreadSanitizer).
-  std::size_t stack_size = 256 * 1024;
+  std::size_t stack_size = std::size_t{256} * 1024;
 };
 
 struct rt_thread_grant {
@@ -37,7 +37,7 @@ class rt_thread {
  public:
   /// Starts body on a new thread. Throws std::system_error if no thread can be created
   /// at all; refused priority or affinity only degrade and are reported in grant().
-  rt_thread(rt_thread_config config, std::function<void()> body);
+  rt_thread(const rt_thread_config& config, std::function<void()> body);
   rt_thread(const rt_thread&) = delete;
   rt_thread& operator=(const rt_thread&) = delete;
   rt_thread(rt_thread&& other) noexcept;

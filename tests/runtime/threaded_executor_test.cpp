@@ -1,0 +1,311 @@
+// Threaded and realtime executors against the offline executor, on a small two-mass
+// system defined here (force-displacement split, 000 Sect. 3): byte-identical rows,
+// no allocation or page-fault growth on the real-time threads, overrun policy,
+// operator stop, and start-up validation.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "alloc_counter.hpp"
+#include "cosim/runtime/error.hpp"
+#include "cosim/runtime/executor.hpp"
+#include "cosim/runtime/rt_thread.hpp"
+#include "cosim/runtime/threaded_executor.hpp"
+
+namespace {
+
+using namespace cosim;
+
+// Mass 1 on a ground spring, driven by the coupling force (semi-implicit Euler).
+class mass_side final : public subsystem {
+ public:
+  explicit mass_side(double oversleep_s = 0.0, std::vector<std::int64_t> sleepy = {})
+      : subsystem("mass"), oversleep_s_(oversleep_s), sleepy_(std::move(sleepy)) {
+    add_input({"f", "N", port_role::effort});
+    add_output({"x", "m", port_role::signal});
+    add_output({"v", "m/s", port_role::flow});
+    add_variable("x", "m", &x_);
+    add_variable("v", "m/s", &v_);
+  }
+
+ private:
+  void do_initialize(time_point t0) override {
+    x_ = 0.1;
+    v_ = 0.0;
+    steps_ = 0;
+    input(0).set_initial(t0, 0.0);
+  }
+  bool do_step(time_point t, duration h) noexcept override {
+    for (std::int64_t s : sleepy_)
+      if (s == steps_) {
+        // Oversleep without allocating: a busy wait on the monotonic clock.
+        const std::int64_t until = monotonic_now_ns() + static_cast<std::int64_t>(oversleep_s_ * 1e9);
+        while (monotonic_now_ns() < until) {
+        }
+      }
+    ++steps_;
+    const double dt = to_seconds(h);
+    v_ += dt * (-k_ * x_ + in(0, t)) / m_;
+    x_ += dt * v_;
+    return true;
+  }
+  void do_update_outputs(time_point) noexcept override {
+    set_output(0, x_);
+    set_output(1, v_);
+  }
+  double m_ = 1.0, k_ = 10.0, x_ = 0.0, v_ = 0.0, oversleep_s_;
+  std::vector<std::int64_t> sleepy_;
+  std::int64_t steps_ = 0;
+};
+
+// Mass 2 connected to mass 1 by a coupling spring; outputs the spring force with direct
+// feedthrough of the received displacement.
+class spring_side final : public subsystem {
+ public:
+  spring_side() : subsystem("spring") {
+    add_input({"x", "m", port_role::signal});
+    add_input({"v", "m/s", port_role::flow});
+    add_output({"f", "N", port_role::effort});
+    add_variable("x2", "m", &x_);
+  }
+
+ private:
+  void do_initialize(time_point t0) override {
+    x_ = 0.0;
+    v_ = 0.0;
+    input(0).set_initial(t0, 0.1);
+    input(1).set_initial(t0, 0.0);
+  }
+  bool do_step(time_point t, duration h) noexcept override {
+    const double dt = to_seconds(h);
+    v_ += dt * (kc_ * (in(0, t) - x_) - k_ * x_) / m_;
+    x_ += dt * v_;
+    return std::isfinite(x_);
+  }
+  void do_update_outputs(time_point t) noexcept override { set_output(0, kc_ * (x_ - in(0, t))); }
+  double m_ = 2.0, k_ = 5.0, kc_ = 40.0, x_ = 0.0, v_ = 0.0;
+};
+
+struct memory_sink final : row_sink {
+  std::vector<std::string> columns;
+  std::vector<double> data;
+  std::size_t width = 0;
+  explicit memory_sink(std::size_t reserve_rows = 20000) { data.reserve(reserve_rows * 8); }
+  void begin(std::span<const std::string> c) override {
+    columns.assign(c.begin(), c.end());
+    width = c.size();
+  }
+  void write(std::span<const double> row) noexcept override {
+    if (data.size() + row.size() <= data.capacity()) data.insert(data.end(), row.begin(), row.end());
+  }
+  void end() override {}
+  [[nodiscard]] std::size_t rows() const { return width == 0 ? 0 : data.size() / width; }
+};
+
+struct model {
+  cosim::system sys;
+  run_plan plan;
+};
+
+std::unique_ptr<model> make_model(scheme_kind scheme, int order, double H, double h_mass,
+                                  double oversleep = 0.0, std::vector<std::int64_t> sleepy = {}) {
+  auto m = std::make_unique<model>();
+  auto a = std::make_unique<mass_side>(oversleep, std::move(sleepy));
+  auto b = std::make_unique<spring_side>();
+  a->set_step_size(to_duration(h_mass));
+  b->set_step_size(to_duration(H));
+  m->sys.add(std::move(a));
+  m->sys.add(std::move(b));
+  m->sys.connect("mass.x", "spring.x");
+  const auto cv = m->sys.connect("mass.v", "spring.v");
+  const auto cf = m->sys.connect("spring.f", "mass.f");
+  m->sys.add_bond({"spring", {{cf, cv, 1.0}}});
+  m->sys.add_probe("x1", "mass.x");
+  m->sys.add_probe("x2", "spring.x2");
+  for (const auto& c : m->sys.connections()) m->sys.at(c.to).input(c.input).set_order(order);
+  m->plan.macro_step = to_duration(H);
+  m->plan.macro_steps = static_cast<std::int64_t>(std::llround(2.0 / H));
+  m->plan.scheme = scheme;
+  m->plan.order = {1, 0};
+  return m;
+}
+
+bool same_bytes(const memory_sink& a, const memory_sink& b) {
+  return a.data.size() == b.data.size() &&
+         std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(double)) == 0;
+}
+
+TEST(ThreadedExecutor, ByteIdenticalToOfflineForEverySchemeAndRate) {
+  for (scheme_kind sk : {scheme_kind::jacobi, scheme_kind::gauss_seidel})
+    for (int order : {0, 1, 3})
+      for (double h_mass : {1e-3, 2e-4}) {
+        auto off = make_model(sk, order, 1e-3, h_mass);
+        auto thr = make_model(sk, order, 1e-3, h_mass);
+        memory_sink a, b;
+        const run_outcome oa = run_offline(off->sys, off->plan, {}, a);
+        threaded_options opt;
+        opt.lock_memory = false;
+        const run_outcome ob = run_threaded(thr->sys, thr->plan, {}, b, opt);
+        EXPECT_EQ(oa.status, run_status::completed);
+        EXPECT_EQ(ob.status, run_status::completed);
+        EXPECT_EQ(a.rows(), 2001U);
+        EXPECT_TRUE(same_bytes(a, b)) << "scheme " << static_cast<int>(sk) << " order " << order
+                                      << " h " << h_mass;
+        EXPECT_EQ(oa.energy_residual, ob.energy_residual);
+      }
+}
+
+struct rt_path_probe {
+  std::array<std::uint64_t, 4> alloc_begin{}, alloc_end{};
+  std::array<long, 4> faults_begin{}, faults_end{};
+  static void hook(void* ctx, std::size_t s, bool begin) noexcept {
+    auto* self = static_cast<rt_path_probe*>(ctx);
+    if (begin) {
+      self->alloc_begin[s] = cosim::test::alloc_count_this_thread();
+      self->faults_begin[s] = cosim::test::minor_faults_this_thread();
+    } else {
+      self->alloc_end[s] = cosim::test::alloc_count_this_thread();
+      self->faults_end[s] = cosim::test::minor_faults_this_thread();
+    }
+  }
+};
+
+TEST(ThreadedExecutor, RealTimeThreadsNeitherAllocateNorPageFaultAfterStartUp) {
+  for (bool realtime : {false, true}) {
+    auto m = make_model(scheme_kind::jacobi, 1, 1e-3, 2e-4);
+    if (realtime) m->plan.macro_steps = 300;  // 0.3 s of wall-clock time
+    memory_sink sink;
+    rt_path_probe probe;
+    threaded_options opt;
+    opt.realtime = realtime;
+    opt.lock_memory = true;  // the deployment setting: mlockall before threads start
+    opt.watchdog.max_overruns = 1'000'000;  // shared machine: noise must not stop this run
+    opt.hook = &rt_path_probe::hook;
+    opt.hook_ctx = &probe;
+    const run_outcome o = run_threaded(m->sys, m->plan, {}, sink, opt);
+    ASSERT_EQ(o.status, run_status::completed) << o.message << " " << o.stop_reason << " misses " << o.deadline_misses << " steps " << o.macro_steps;
+    for (std::size_t s = 0; s < 2; ++s) {
+      EXPECT_EQ(probe.alloc_end[s] - probe.alloc_begin[s], 0U) << "subsystem " << s;
+      EXPECT_EQ(probe.faults_end[s] - probe.faults_begin[s], 0) << "subsystem " << s;
+    }
+  }
+}
+
+TEST(ThreadedExecutor, InjectedOverrunIsCountedAndSkipsKeepingThePhase) {
+  // H = 5 ms; one 12 ms oversleep on step 40: the thread finishes ~2 periods late, skips
+  // to the next period boundary and the run completes with exactly one overrun.
+  auto m = make_model(scheme_kind::jacobi, 0, 5e-3, 5e-3, 12e-3, {40});
+  m->plan.macro_steps = 100;
+  memory_sink sink;
+  threaded_options opt;
+  opt.realtime = true;
+  opt.lock_memory = false;
+  opt.watchdog.max_overruns = 1'000'000;  // noise may add overruns; only count them here
+  const run_outcome o = run_threaded(m->sys, m->plan, {}, sink, opt);
+  EXPECT_EQ(o.status, run_status::completed) << o.stop_reason;
+  ASSERT_EQ(o.threads.size(), 2U);
+  std::printf("overruns: mass %lld, spring %lld (1 injected)\n",
+              static_cast<long long>(o.threads[0].overruns), static_cast<long long>(o.threads[1].overruns));
+  // The machine is shared: noise may add misses, but the injected one is always there.
+  EXPECT_GE(o.threads[0].overruns, 1);
+  EXPECT_EQ(o.deadline_misses, o.threads[0].overruns + o.threads[1].overruns);
+  // Skipping (not catching up): the 100 steps take at least 100 + 2 periods of wall time.
+  EXPECT_GE(o.wall_time_s, 102 * 5e-3);
+}
+
+TEST(ThreadedExecutor, RepeatedOverrunsEscalateToDeadlineSafetyStop) {
+  auto m = make_model(scheme_kind::jacobi, 0, 5e-3, 5e-3, 8e-3, {20, 21, 22, 23, 24, 25, 26, 27});
+  m->plan.macro_steps = 400;
+  memory_sink sink;
+  threaded_options opt;
+  opt.realtime = true;
+  opt.lock_memory = false;
+  opt.watchdog.max_overruns = 3;
+  opt.watchdog.leak_steps = 1000;
+  const run_outcome o = run_threaded(m->sys, m->plan, {}, sink, opt);
+  EXPECT_EQ(o.status, run_status::safety_stop);
+  EXPECT_EQ(o.stop_reason, "deadline");
+  // Either the leaky bucket overflowed (3 overruns) or a step outlived max_overruns
+  // periods (the heartbeat rule); both are deadline stops and both need an overrun.
+  EXPECT_GE(o.deadline_misses, 1);
+  // Stopped soon after the injected steps (20-27), rows complete up to the stop.
+  EXPECT_GE(o.macro_steps, 20);
+  EXPECT_LT(o.macro_steps, 100);
+  EXPECT_EQ(sink.rows(), static_cast<std::size_t>(o.rows));
+  for (std::size_t r = 1; r < sink.rows(); ++r)
+    EXPECT_GT(sink.data[r * sink.width], sink.data[(r - 1) * sink.width]);
+}
+
+TEST(ThreadedExecutor, OperatorSignalStopsInOrderWithCompleteRows) {
+  auto m = make_model(scheme_kind::jacobi, 0, 2e-3, 2e-3);
+  m->plan.macro_steps = 2000;  // 4 s of wall time if not stopped
+  memory_sink sink;
+  threaded_options opt;
+  opt.realtime = true;
+  opt.lock_memory = false;
+  opt.watchdog.max_overruns = 1'000'000;
+  std::atomic<bool> stop{false};
+  std::thread operator_thread([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    stop.store(true);
+  });
+  const run_outcome o = run_threaded(m->sys, m->plan, {}, sink, opt, &stop);
+  operator_thread.join();
+  EXPECT_EQ(o.status, run_status::safety_stop);
+  EXPECT_EQ(o.stop_reason, "operator_signal");
+  EXPECT_LT(o.macro_steps, 2000);
+  EXPECT_EQ(static_cast<std::int64_t>(sink.rows()), o.macro_steps + 1);
+  EXPECT_DOUBLE_EQ(sink.data[(sink.rows() - 1) * sink.width], o.stop_time_s);
+}
+
+TEST(ThreadedExecutor, EnergyLimitTripsTheSameStepAsOffline) {
+  auto off = make_model(scheme_kind::jacobi, 0, 1e-3, 1e-3);
+  auto thr = make_model(scheme_kind::jacobi, 0, 1e-3, 1e-3);
+  memory_sink a, b;
+  const run_outcome full = run_offline(off->sys, off->plan, {}, a);
+  safety_limits lim;
+  lim.energy_residual = 0.5 * full.energy_residual;
+  auto off2 = make_model(scheme_kind::jacobi, 0, 1e-3, 1e-3);
+  memory_sink a2;
+  const run_outcome oa = run_offline(off2->sys, off2->plan, lim, a2);
+  threaded_options opt;
+  opt.lock_memory = false;
+  const run_outcome ob = run_threaded(thr->sys, thr->plan, lim, b, opt);
+  EXPECT_EQ(oa.stop_reason, "energy_residual");
+  EXPECT_EQ(ob.stop_reason, "energy_residual");
+  EXPECT_EQ(oa.macro_steps, ob.macro_steps);
+  EXPECT_TRUE(same_bytes(a2, b));
+}
+
+TEST(ThreadedExecutor, RejectsImpossiblePlacementBeforeAnyThreadStarts) {
+  auto m = make_model(scheme_kind::gauss_seidel, 0, 1e-3, 1e-3);
+  threaded_options opt;
+  opt.threads.resize(2);
+  opt.threads[0].cpu = online_cpu_count() + 3;
+  EXPECT_THROW(validate_threaded(m->sys, m->plan, opt), cosim::error);
+  opt.threads[0].cpu = -1;
+  opt.threads[1].priority = 100;
+  EXPECT_THROW(validate_threaded(m->sys, m->plan, opt), cosim::error);
+  opt.threads[1].priority = 50;
+  // A Gauss-Seidel chain runs its members one after the other: 0.6 + 0.6 ms > H = 1 ms.
+  opt.threads[0].budget_s = 6e-4;
+  opt.threads[1].budget_s = 6e-4;
+  try {
+    validate_threaded(m->sys, m->plan, opt);
+    ADD_FAILURE() << "budget overflow accepted";
+  } catch (const cosim::error& e) {
+    EXPECT_NE(std::string(e.what()).find("budget"), std::string::npos) << e.what();
+  }
+  opt.threads[1].budget_s = 3e-4;
+  EXPECT_NO_THROW(validate_threaded(m->sys, m->plan, opt));
+  opt.ring_capacity = 2;
+  EXPECT_THROW(validate_threaded(m->sys, m->plan, opt), cosim::error);
+}
+
+}  // namespace
