@@ -192,7 +192,11 @@ TEST(ThreadedExecutor, RealTimeThreadsNeitherAllocateNorPageFaultAfterStartUp) {
     ASSERT_EQ(o.status, run_status::completed) << o.message << " " << o.stop_reason << " misses " << o.deadline_misses << " steps " << o.macro_steps;
     for (std::size_t s = 0; s < 2; ++s) {
       EXPECT_EQ(probe.alloc_end[s] - probe.alloc_begin[s], 0U) << "subsystem " << s;
+#ifndef COSIM_SANITIZED
+      // Sanitizer runtimes fault their shadow memory in lazily; the page-fault claim is
+      // about the product build.
       EXPECT_EQ(probe.faults_end[s] - probe.faults_begin[s], 0) << "subsystem " << s;
+#endif
     }
   }
 }

@@ -20,4 +20,11 @@ cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -j"$jobs" --output-on-failure --timeout 1800
 
+echo "== ThreadSanitizer: rings, latest-value slots and executors (build-tsan/)"
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCOSIM_SANITIZE=thread -DCOSIM_BUILD_BENCH=OFF >/dev/null
+cmake --build build-tsan --target runtime_tests -j"$jobs"
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/tests/runtime_tests \
+  --gtest_filter='SpscRing*:LatestValue*:ThreadedExecutor*:OfflineExecutor*:Executor*'
+
 echo "== all tests passed in $(( $(date +%s) - start )) s"
