@@ -1,0 +1,335 @@
+// cosim::spsc_ring vs boost::lockfree::spsc_queue, both carrying coupling_sample<4>
+// between two pinned threads, measured in the same run:
+//   throughput/<impl>  items per second, producer -> consumer, ring of 1024 slots
+//   roundtrip/<impl>   ping-pong over two rings; p50/p99/max round-trip in ns
+// Ends with one summary line of ours/boost ratios (medians over the repetitions).
+//
+// Options (before Google Benchmark's own flags; environment variables as fallback):
+//   --producer-cpu=N   COSIM_BENCH_PRODUCER_CPU   default 0
+//   --consumer-cpu=N   COSIM_BENCH_CONSUMER_CPU   default 1
+//   --items=N          items per throughput repetition, default 5000000
+//   --round-trips=N    round trips per latency repetition, default 200000
+//   --repetitions=N    default 5
+#include <benchmark/benchmark.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/lockfree/spsc_queue.hpp>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cosim/runtime/coupling_sample.hpp"
+#include "cosim/runtime/hardware.hpp"
+#include "cosim/runtime/rt_thread.hpp"
+#include "cosim/runtime/spsc_ring.hpp"
+
+namespace {
+
+using sample = cosim::coupling_sample<4>;
+constexpr std::size_t ring_capacity = 1024;
+
+struct bench_options {
+  int producer_cpu = 0;
+  int consumer_cpu = 1;
+  std::uint64_t items = 5'000'000;
+  std::uint64_t round_trips = 200'000;
+  int repetitions = 5;
+};
+bench_options options;  // set once in main() before any benchmark runs
+
+// ---- the two queues behind one interface ----
+
+struct ours_queue {
+  static constexpr const char* name = "ours";
+  cosim::spsc_ring<sample> ring{ring_capacity};
+  bool push(const sample& s) noexcept { return ring.try_push(s); }
+  bool pop(sample& s) noexcept { return ring.try_pop(s); }
+};
+
+struct boost_queue {
+  static constexpr const char* name = "boost";
+  // Compile-time capacity (the faster boost variant); it keeps one slot free, so 1023 usable.
+  boost::lockfree::spsc_queue<sample, boost::lockfree::capacity<ring_capacity>> queue;
+  bool push(const sample& s) noexcept { return queue.push(s); }
+  bool pop(sample& s) noexcept { return queue.pop(s); }
+};
+
+// Spin with the pause hint; yield now and then in case both threads share a CPU.
+struct backoff {
+  unsigned spins = 0;
+  void operator()() noexcept {
+    if (++spins % 256 == 0) {
+      sched_yield();
+    } else {
+      cosim::cpu_relax();
+    }
+  }
+};
+
+sample make_sample(std::uint64_t i) noexcept {
+  sample s;
+  s.sequence = i;
+  s.tick = static_cast<std::int64_t>(i);
+  s.values = {1.0, 2.0, 3.0, static_cast<double>(i)};
+  return s;
+}
+
+cosim::rt_thread start_pinned(const char* name, int cpu, std::function<void()> body) {
+  cosim::rt_thread thread({.name = name, .cpu = cpu, .priority = 0}, std::move(body));
+  if (!thread.grant().warning.empty()) {
+    std::fprintf(stderr, "ring_bench: %s: %s\n", name, thread.grant().warning.c_str());
+  }
+  return thread;
+}
+
+// ---- throughput ----
+
+template <class Q>
+void bm_throughput(benchmark::State& state) {
+  const std::uint64_t items = options.items;
+  std::uint64_t errors = 0;
+  for (auto _ : state) {
+    auto queue = std::make_unique<Q>();
+    std::atomic<int> ready{0};
+    std::atomic<bool> go{false};
+    std::atomic<std::int64_t> end_ns{0};
+    std::uint64_t mismatches = 0;
+    auto wait_for_go = [&] {
+      ready.fetch_add(1, std::memory_order_acq_rel);  // acq_rel: simple start barrier
+      while (!go.load(std::memory_order_acquire)) cosim::cpu_relax();  // acquire: see queue
+    };
+    cosim::rt_thread consumer =
+        start_pinned("bench-cons", options.consumer_cpu, [&, q = queue.get()] {
+          wait_for_go();
+          sample s;
+          backoff wait;
+          for (std::uint64_t expected = 0; expected < items;) {
+            if (!q->pop(s)) {
+              wait();
+              continue;
+            }
+            mismatches += s.sequence != expected ? 1 : 0;
+            ++expected;
+          }
+          end_ns.store(cosim::monotonic_now_ns(), std::memory_order_relaxed);  // read after join
+        });
+    cosim::rt_thread producer =
+        start_pinned("bench-prod", options.producer_cpu, [&, q = queue.get()] {
+          wait_for_go();
+          backoff wait;
+          for (std::uint64_t i = 0; i < items; ++i) {
+            const sample s = make_sample(i);
+            while (!q->push(s)) wait();
+          }
+        });
+    while (ready.load(std::memory_order_acquire) < 2) cosim::cpu_relax();  // acquire: barrier
+    const std::int64_t start_ns = cosim::monotonic_now_ns();
+    go.store(true, std::memory_order_release);  // release: threads start after set-up
+    producer.join();
+    consumer.join();
+    errors += mismatches;
+    state.SetIterationTime(static_cast<double>(end_ns.load() - start_ns) * 1e-9);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * items));
+  if (errors != 0) state.SkipWithError("consumer saw a wrong sequence");
+}
+
+// ---- round-trip latency ----
+
+template <class Q>
+void bm_roundtrip(benchmark::State& state) {
+  const std::uint64_t trips = options.round_trips;
+  const std::uint64_t warmup = std::min<std::uint64_t>(10'000, trips / 10);
+  std::vector<std::int64_t> rtt(trips);
+  double p50 = 0;
+  double p99 = 0;
+  double max = 0;
+  for (auto _ : state) {
+    auto ping = std::make_unique<Q>();
+    auto pong = std::make_unique<Q>();
+    std::atomic<bool> stop_echo{false};
+    cosim::rt_thread echo = start_pinned("bench-echo", options.consumer_cpu, [&] {
+      sample s;
+      backoff wait;
+      while (true) {
+        if (ping->pop(s)) {
+          while (!pong->push(s)) wait();
+        } else if (stop_echo.load(std::memory_order_relaxed)) {  // relaxed: just a stop flag
+          return;
+        } else {
+          wait();
+        }
+      }
+    });
+    std::int64_t total_ns = 0;
+    cosim::rt_thread initiator = start_pinned("bench-init", options.producer_cpu, [&] {
+      sample s;
+      for (std::uint64_t i = 0; i < warmup + trips; ++i) {
+        const std::int64_t t0 = cosim::monotonic_now_ns();
+        while (!ping->push(make_sample(i))) cosim::cpu_relax();
+        backoff wait;
+        while (!pong->pop(s)) wait();
+        const std::int64_t dt = cosim::monotonic_now_ns() - t0;
+        if (i >= warmup) {
+          rtt[i - warmup] = dt;
+          total_ns += dt;
+        }
+      }
+    });
+    initiator.join();
+    stop_echo.store(true, std::memory_order_relaxed);  // relaxed: just a stop flag
+    echo.join();
+    state.SetIterationTime(static_cast<double>(total_ns) * 1e-9);
+    std::sort(rtt.begin(), rtt.end());
+    p50 = static_cast<double>(rtt[trips / 2]);
+    p99 = static_cast<double>(rtt[trips * 99 / 100]);
+    max = static_cast<double>(rtt.back());
+  }
+  state.counters["p50_ns"] = p50;
+  state.counters["p99_ns"] = p99;
+  state.counters["max_ns"] = max;
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * trips));
+}
+
+// ---- summary ----
+
+// Keeps per-repetition results so the summary can use medians and the worst max.
+class summary_reporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& run : runs) {
+      if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;
+      auto& values = results_[run.run_name.function_name];
+      for (const auto& [key, counter] : run.counters) values[key].push_back(counter.value);
+    }
+  }
+
+  [[nodiscard]] double median(const std::string& bench, const std::string& key) const {
+    std::vector<double> v = values(bench, key);
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 == 1 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  }
+  [[nodiscard]] double worst(const std::string& bench, const std::string& key) const {
+    const std::vector<double> v = values(bench, key);
+    return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
+  }
+
+ private:
+  [[nodiscard]] std::vector<double> values(const std::string& bench, const std::string& key) const {
+    const auto b = results_.find(bench);
+    if (b == results_.end()) return {};
+    const auto k = b->second.find(key);
+    return k == b->second.end() ? std::vector<double>{} : k->second;
+  }
+  std::map<std::string, std::map<std::string, std::vector<double>>> results_;
+};
+
+double ratio(double ours, double baseline) {
+  return baseline > 0 ? ours / baseline : 0.0;
+}
+
+// Consumes "--name=value" from argv; returns true and the value if present.
+bool take_option(int& argc, char** argv, std::string_view name, std::string& value) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.size() > name.size() + 1 && arg.substr(0, name.size()) == name &&
+        arg[name.size()] == '=') {
+      value = std::string(arg.substr(name.size() + 1));
+      for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
+      --argc;
+      return true;
+    }
+  }
+  return false;
+}
+
+long long option_value(int& argc, char** argv, std::string_view name, const char* env,
+                       long long fallback) {
+  std::string text;
+  if (!take_option(argc, argv, name, text)) {
+    const char* from_env = std::getenv(env);
+    if (from_env == nullptr) return fallback;
+    text = from_env;
+  }
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (end == text.c_str() || *end != '\0') {
+    std::fprintf(stderr, "ring_bench: bad value '%s' for %.*s\n", text.c_str(),
+                 static_cast<int>(name.size()), name.data());
+    std::exit(2);
+  }
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  options.producer_cpu =
+      static_cast<int>(option_value(argc, argv, "--producer-cpu", "COSIM_BENCH_PRODUCER_CPU", 0));
+  options.consumer_cpu =
+      static_cast<int>(option_value(argc, argv, "--consumer-cpu", "COSIM_BENCH_CONSUMER_CPU", 1));
+  options.items = static_cast<std::uint64_t>(
+      std::max(1LL, option_value(argc, argv, "--items", "COSIM_BENCH_ITEMS", 5'000'000)));
+  options.round_trips = static_cast<std::uint64_t>(std::max(
+      100LL, option_value(argc, argv, "--round-trips", "COSIM_BENCH_ROUND_TRIPS", 200'000)));
+  options.repetitions = static_cast<int>(
+      std::max(1LL, option_value(argc, argv, "--repetitions", "COSIM_BENCH_REPETITIONS", 5)));
+  if (options.producer_cpu == options.consumer_cpu) {
+    std::fprintf(stderr, "ring_bench: producer and consumer share CPU %d; numbers will be poor\n",
+                 options.producer_cpu);
+  }
+  std::printf(
+      "ring_bench: coupling_sample<4> (%zu bytes), capacity %zu, producer CPU %d, "
+      "consumer CPU %d, %d repetitions\n",
+      sizeof(sample), ring_capacity, options.producer_cpu, options.consumer_cpu,
+      options.repetitions);
+
+  // Ours and boost alternate per benchmark kind so slow drift of the machine affects
+  // both alike; each repetition is a single manual-timed iteration.
+  auto configure = [](benchmark::internal::Benchmark* b) {
+    b->UseManualTime()
+        ->Iterations(1)
+        ->Repetitions(options.repetitions)
+        ->Unit(benchmark::kMillisecond);
+  };
+  configure(benchmark::RegisterBenchmark("throughput/ours", bm_throughput<ours_queue>));
+  configure(benchmark::RegisterBenchmark("throughput/boost", bm_throughput<boost_queue>));
+  configure(benchmark::RegisterBenchmark("roundtrip/ours", bm_roundtrip<ours_queue>));
+  configure(benchmark::RegisterBenchmark("roundtrip/boost", bm_roundtrip<boost_queue>));
+
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  summary_reporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+
+  const double tp_ours = reporter.median("throughput/ours", "items_per_second");
+  const double tp_boost = reporter.median("throughput/boost", "items_per_second");
+  const double p50_ours = reporter.median("roundtrip/ours", "p50_ns");
+  const double p50_boost = reporter.median("roundtrip/boost", "p50_ns");
+  const double p99_ours = reporter.median("roundtrip/ours", "p99_ns");
+  const double p99_boost = reporter.median("roundtrip/boost", "p99_ns");
+  const double max_ours = reporter.worst("roundtrip/ours", "max_ns");
+  const double max_boost = reporter.worst("roundtrip/boost", "max_ns");
+  std::printf(
+      "\nring_bench summary (ours/boost; throughput: median, higher is better; round trip: "
+      "median p50/p99 and worst max, lower is better):\n"
+      "  throughput  ours %.2f M items/s  boost %.2f M items/s  ratio %.3f\n"
+      "  rtt p50     ours %.0f ns  boost %.0f ns  ratio %.3f\n"
+      "  rtt p99     ours %.0f ns  boost %.0f ns  ratio %.3f\n"
+      "  rtt max     ours %.0f ns  boost %.0f ns  ratio %.3f\n",
+      tp_ours * 1e-6, tp_boost * 1e-6, ratio(tp_ours, tp_boost), p50_ours, p50_boost,
+      ratio(p50_ours, p50_boost), p99_ours, p99_boost, ratio(p99_ours, p99_boost), max_ours,
+      max_boost, ratio(max_ours, max_boost));
+  return 0;
+}
