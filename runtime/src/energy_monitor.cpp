@@ -28,6 +28,13 @@ energy_monitor::energy_monitor(system& sys, output_locator locate, void* ctx) : 
         trapezoid_ = true;
     }
   }
+  captures_.resize(sys.size());
+  for (std::size_t k = 0; k < terms_.size(); ++k) {
+    const term& tm = terms_[k];
+    captures_[tm.effort_consumer].push_back(
+        {k, true, &sys.at(tm.effort_consumer).input(tm.effort_input)});
+    captures_[tm.flow_consumer].push_back({k, false, &sys.at(tm.flow_consumer).input(tm.flow_input)});
+  }
   for (std::size_t i = 0; i < sys.size(); ++i)
     COSIM_INPUT_CHECK(capture_count(i) <= max_captures, errc::model,
                       "subsystem '" + sys.at(i).name() + "' has too many power-bond inputs");
@@ -37,30 +44,25 @@ energy_monitor::energy_monitor(system& sys, output_locator locate, void* ctx) : 
 
 // Captures of subsystem s are ordered by term, effort before flow.
 std::size_t energy_monitor::capture_count(std::size_t s) const noexcept {
-  std::size_t n = 0;
-  for (const term& tm : terms_) n += (tm.effort_consumer == s ? 1 : 0) + (tm.flow_consumer == s ? 1 : 0);
-  return n;
+  return captures_[s].size();
 }
 
 void energy_monitor::read_captures(std::size_t s, time_point t, double* out) const noexcept {
-  const subsystem& sub = sys_.at(s);
-  for (const term& tm : terms_) {
-    if (tm.effort_consumer == s) *out++ = sub.input(tm.effort_input).value_at(t);
-    if (tm.flow_consumer == s) *out++ = sub.input(tm.flow_input).value_at(t);
-  }
+  for (const capture& c : captures_[s]) *out++ = c.port->value_at(t);
 }
 
 void energy_monitor::store_captures(std::size_t s, const double* values) noexcept {
-  for (term& tm : terms_) {
-    if (tm.effort_consumer == s) tm.effort_used = *values++;
-    if (tm.flow_consumer == s) tm.flow_used = *values++;
+  for (const capture& c : captures_[s]) {
+    term& tm = terms_[c.term];
+    (c.effort ? tm.effort_used : tm.flow_used) = *values++;
   }
 }
 
 void energy_monitor::capture_inputs(std::size_t s, time_point t) noexcept {
-  double buf[max_captures];
-  read_captures(s, t, buf);
-  store_captures(s, buf);
+  for (const capture& c : captures_[s]) {
+    term& tm = terms_[c.term];
+    (c.effort ? tm.effort_used : tm.flow_used) = c.port->value_at(t);
+  }
 }
 
 void energy_monitor::close_step(duration H) noexcept {

@@ -40,7 +40,8 @@ class run_accounting {
     }
     const bool tripped_energy = mon_.sum_abs_energy() > limits_.energy_residual;
     const bool tripped_power = std::abs(mon_.residual_power()) > limits_.residual_power;
-    const bool record = (out.macro_steps % plan_.output_every) == 0;
+    const bool record = --until_output_ == 0;
+    if (record) until_output_ = plan_.output_every;
     if (record || tripped_energy || tripped_power || n + 1 == plan_.macro_steps) {
       sink_.write(row_);
       ++out.rows;
@@ -90,6 +91,7 @@ class run_accounting {
   std::vector<double> row_;
   std::vector<double> last_good_;
   bool pending_ = false;
+  std::int64_t until_output_ = plan_.output_every;  // macro steps to the next recorded row
 };
 
 }  // namespace cosim::detail

@@ -56,8 +56,14 @@ class energy_monitor {
     double effort_used = 0.0;  // u~ of the effort consumer
     double flow_used = 0.0;    // u~ of the flow consumer
   };
+  struct capture {
+    std::size_t term;
+    bool effort;  // the effort input of the term (else its flow input)
+    const input_port* port;
+  };
   system& sys_;
   std::vector<term> terms_;
+  std::vector<std::vector<capture>> captures_;  // per consumer subsystem, term order
   std::vector<bond_totals> bond_totals_;
   std::vector<double> bond_dP_prev_;
   std::vector<double> bond_dP_;
