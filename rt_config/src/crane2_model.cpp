@@ -33,11 +33,11 @@ void build_crane2(const scenario& sc, built_scenario& b) {
   const crane2_equilibrium eq = solve_crane2_equilibrium(mp, hp);  // 001 Eq. (41)
   const rim::interface_kind itf = crane_keys::interface_of(sc);
   const bool rim = itf == rim::interface_kind::rim;
-  auto mb = std::make_unique<crane2_multibody>(
-      "multibody", mp,
-      sc.sub("multibody").integrator == "trapezoidal" ? multibody_integrator::trapezoidal
-                                                      : multibody_integrator::semi_implicit_euler,
-      eq, rim);
+  auto mb = std::make_unique<crane2_multibody>("multibody", mp,
+                                               sc.sub("multibody").integrator == "trapezoidal"
+                                                   ? multibody_integrator::trapezoidal
+                                                   : multibody_integrator::semi_implicit_euler,
+                                               eq, rim, rim && crane_keys::rim_follows(sc));
   auto hy = std::make_unique<rim::hydraulics_unit<2>>(
       "hydraulics", hp,
       std::array<rim::cylinder_start, 2>{rim::start_of(eq.act[0]), rim::start_of(eq.act[1])}, itf,
@@ -74,9 +74,13 @@ void build_crane2(const scenario& sc, built_scenario& b) {
   if (rim)
     for (const char* p : {"Mt_11", "Mt_12", "Mt_22", "ft_1", "ft_2"})
       sys.connect(std::string("multibody.") + p, std::string("hydraulics.") + p);
+  if (rim && crane_keys::rim_follows(sc))
+    for (const char* p : {"rim_s_1", "rim_s_2", "rim_sd_1", "rim_sd_2"})
+      sys.connect(std::string("hydraulics.") + p, std::string("multibody.") + p);
 
   for (const char* c : {"kappa_1", "kappa_2"}) sys.add_probe(c, std::string("hydraulics.") + c);
-  for (const char* c : {"s_1", "s_2", "sd_1", "sd_2"}) sys.add_probe(c, std::string("multibody.") + c);
+  for (const char* c : {"s_1", "s_2", "sd_1", "sd_2"})
+    sys.add_probe(c, std::string("multibody.") + c);
   for (const char* c : {"p1_1", "p2_1", "p1_2", "p2_2", "fh_1", "fh_2"})
     sys.add_probe(c, std::string("hydraulics.") + c);
 }
@@ -90,14 +94,16 @@ model_entry crane2_model_entry() {
       "double-actuated hydraulic crane of paper 001 Sect. 4.1.1: subsystems multibody, hydraulics";
   m.subsystems = {
       {"multibody", [](double H) { return H; }, {"semi-implicit-euler", "trapezoidal"}},
-      {"hydraulics", [](double H) { return dividing_step(H, max_hydraulic_step); },
+      {"hydraulics",
+       [](double H) { return dividing_step(H, max_hydraulic_step); },
        {"forward-euler", "heun"}},
   };
   m.read = read_crane2;
   m.build = build_crane2;
   m.reduced_interface = true;
   m.keys = {{"model.coupling", "crane2: f-s only"}};
-  for (auto& k : crane_keys::docs("crane2: M1 (actuator 1: 001 Eq. 30, actuator 2: 001 Eq. 35), hold"))
+  for (auto& k :
+       crane_keys::docs("crane2: M1 (actuator 1: 001 Eq. 30, actuator 2: 001 Eq. 35), hold"))
     m.keys.push_back(std::move(k));
   return m;
 }

@@ -37,7 +37,7 @@ void build_crane(const scenario& sc, built_scenario& b) {
       "multibody", mp, hp, cpl,
       sc.sub("multibody").integrator == "trapezoidal" ? multibody_integrator::trapezoidal
                                                       : multibody_integrator::semi_implicit_euler,
-      eq, rim);
+      eq, rim, rim && crane_keys::rim_follows(sc));
   const hydraulic_integrator hyi = sc.sub("hydraulics").integrator == "heun"
                                        ? hydraulic_integrator::heun
                                        : hydraulic_integrator::forward_euler;
@@ -74,6 +74,10 @@ void build_crane(const scenario& sc, built_scenario& b) {
   if (rim) {
     sys.connect("multibody.Mt_11", "hydraulics.Mt_11");
     sys.connect("multibody.ft_1", "hydraulics.ft_1");
+    if (crane_keys::rim_follows(sc)) {
+      sys.connect("hydraulics.rim_s", "multibody.rim_s");
+      sys.connect("hydraulics.rim_sd", "multibody.rim_sd");
+    }
   }
   if (cpl == coupling::force_displacement) {
     const std::size_t c_fh = sys.connect("hydraulics.fh", "multibody.fh");

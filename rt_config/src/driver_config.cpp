@@ -16,7 +16,8 @@ void check_address(config_reader& r, const std::string& key, const std::string& 
   if (!drivers::parse_udp_address(text, a)) r.fail(key, "must be an IPv4 \"host:port\" address");
 }
 
-std::vector<double> per_channel(config_reader& r, const std::string& key, std::size_t n, double dflt) {
+std::vector<double> per_channel(config_reader& r, const std::string& key, std::size_t n,
+                                double dflt) {
   auto v = r.opt_double_list(key);
   if (!v) return std::vector<double>(n, dflt);
   if (v->size() != n) r.fail(key, "must have one value per channel (" + std::to_string(n) + ")");
@@ -33,7 +34,8 @@ void read_drivers(config_reader& r, scenario& sc) {
     d.name = name;
     const std::string dir = r.get_string(base + ".direction");
     check_choice(r, base + ".direction", dir, {"input", "output"});
-    d.direction = dir == "input" ? drivers::driver_direction::input : drivers::driver_direction::output;
+    d.direction =
+        dir == "input" ? drivers::driver_direction::input : drivers::driver_direction::output;
     d.backend = r.opt_string(base + ".backend").value_or("asio");
     check_choice(r, base + ".backend", d.backend, {"asio", "io_uring"});
     if (d.backend == "io_uring" && !drivers::uring_available())
@@ -41,8 +43,9 @@ void read_drivers(config_reader& r, scenario& sc) {
     d.bind = r.opt_string(base + ".bind").value_or(d.bind);
     check_address(r, base + ".bind", d.bind);
     const std::string type =
-        r.opt_string(base + ".type").value_or(d.direction == drivers::driver_direction::input ? "command"
-                                                                                              : "valve_command");
+        r.opt_string(base + ".type")
+            .value_or(d.direction == drivers::driver_direction::input ? "command"
+                                                                      : "valve_command");
     check_choice(r, base + ".type", type, {"command", "valve_command", "valve_feedback"});
     d.type = type == "command"         ? drivers::message_type::command
              : type == "valve_command" ? drivers::message_type::valve_command
@@ -160,7 +163,8 @@ bool connect_driver_source(const scenario& sc, built_scenario& b, const std::str
   std::size_t idx = subsystem::npos;
   for (std::size_t i = 0; i < b.sys.size(); ++i)
     if (b.sys.at(i).name() == drv) idx = i;
-  auto* in = idx == subsystem::npos ? nullptr : dynamic_cast<drivers::udp_input_driver*>(&b.sys.at(idx));
+  auto* in =
+      idx == subsystem::npos ? nullptr : dynamic_cast<drivers::udp_input_driver*>(&b.sys.at(idx));
   COSIM_INPUT_CHECK(in != nullptr, errc::config_value,
                     "model." + key + " = \"" + it->second + "\": no input driver named '" + drv +
                         "' ([drivers." + drv + "] with direction = \"input\")");
@@ -174,7 +178,8 @@ bool connect_driver_source(const scenario& sc, built_scenario& b, const std::str
 
 std::vector<key_doc> driver_keys() {
   return {
-      {"drivers.<name>.direction", "input (device channels become outputs) or output (inputs are sent)"},
+      {"drivers.<name>.direction",
+       "input (device channels become outputs) or output (inputs are sent)"},
       {"drivers.<name>.backend", "asio (default) or io_uring (needs liburing)"},
       {"drivers.<name>.bind", "local UDP address host:port (port 0: any)"},
       {"drivers.<name>.peers", "input: allowlist of sender addresses [\"host:port\", ...]"},
@@ -186,8 +191,10 @@ std::vector<key_doc> driver_keys() {
       {"drivers.<name>.from", "output: \"subsystem.port\" per channel"},
       {"drivers.<name>.safe_value", "output: per-channel fail-safe value"},
       {"drivers.<name>.safe_repeats", "output: how often the safe values are sent on a stop"},
-      {"drivers.<name>.stale_after", "input: no fresh packet for this long [s]: hold last value, count"},
-      {"drivers.<name>.stop_after", "input: no fresh packet for this long [s]: safety stop stale_input"},
+      {"drivers.<name>.stale_after",
+       "input: no fresh packet for this long [s]: hold last value, count"},
+      {"drivers.<name>.stop_after",
+       "input: no fresh packet for this long [s]: safety stop stale_input"},
       {"drivers.<name>.startup_timeout", "input: longest wait for the first packet [s]"},
       {"drivers.<name>.cpu / priority", "I/O thread placement"},
   };

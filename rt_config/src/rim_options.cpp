@@ -22,6 +22,28 @@ void read_interface(config_reader& r, scenario& sc, const std::string& rim_unava
   } else if (rim) {
     sc.options["force_output"] = "sample";
   }
+  if (auto sync = r.opt_string("model.rim_sync")) {
+    check_choice(r, "model.rim_sync", *sync, {"reset", "project"});
+    if (!rim && *sync != "reset")
+      r.fail("model.rim_sync", "\"project\" needs model.interface = \"rim\"");
+    if (rim) sc.options["rim_sync"] = *sync;
+  } else if (rim) {
+    sc.options["rim_sync"] = "reset";
+  }
+}
+
+bool rim_follows(const scenario& sc) {
+  const auto it = sc.options.find("rim_sync");
+  if (it == sc.options.end() || it->second != "project") return false;
+  // The multibody can only take the RIM's state at t_{n+1} if the RIM+hydraulics unit
+  // has already stepped: Gauss-Seidel with it first (fastest-first, 004).
+  const auto h = std::find(sc.run.order.begin(), sc.run.order.end(), "hydraulics");
+  const auto m = std::find(sc.run.order.begin(), sc.run.order.end(), "multibody");
+  COSIM_INPUT_CHECK(sc.run.scheme == "gauss-seidel" && h < m, errc::config_value,
+                    sc.file +
+                        ": model.rim_sync = \"project\" needs run.scheme = \"gauss-seidel\" "
+                        "with run.order = [\"hydraulics\", \"multibody\"] (the RIM steps first)");
+  return true;
 }
 
 void read_manoeuvre(config_reader& r, scenario& sc, const std::vector<std::string>& named) {
@@ -41,7 +63,8 @@ void read_manoeuvre(config_reader& r, scenario& sc, const std::vector<std::strin
   if (!known) {
     std::string list;
     for (const auto& n : named) list += n + ", ";
-    r.fail("model.manoeuvre", "must be " + list + "or a test input of 002 Eqs. (12)-(15): step, ramp, impulse, sine");
+    r.fail("model.manoeuvre",
+           "must be " + list + "or a test input of 002 Eqs. (12)-(15): step, ramp, impulse, sine");
   }
   sc.options["manoeuvre"] = m;
   const bool any_test_key = r.has("model.test_amplitude") || r.has("model.test_time") ||
@@ -111,6 +134,10 @@ std::vector<key_doc> docs(const std::string& named_manoeuvres) {
       {"model.test_frequency", "test input: sine frequency [Hz] (default 2)"},
       {"model.interface",
        "direct (ZOH co-simulation, 001 Alg. 1) or rim (reduced interface model, 001 Alg. 2)"},
+      {"model.rim_sync",
+       "rim only: reset (001 Alg. 2: the RIM restarts from the multibody's state every H) or "
+       "project (the multibody takes the RIM's interface state by a mass-orthogonal projection; "
+       "gauss-seidel, hydraulics first)"},
       {"model.force_output",
        "rim only: sample (f_h at the communication point) or mean (mean f_h over the macro "
        "step, 004 smoothing; use with gauss-seidel, hydraulics first)"},

@@ -13,9 +13,10 @@
 
 namespace cosim::config::crane_keys {
 
-/// model.interface ("direct" | "rim") and model.force_output ("sample" | "mean", RIM
-/// only). `rim_unavailable` is empty when the model can provide M-tilde and f-tilde in
-/// this configuration, else the reason it cannot (the error names model.interface).
+/// model.interface ("direct" | "rim"), model.force_output ("sample" | "mean", RIM only)
+/// and model.rim_sync ("reset" | "project", RIM only). `rim_unavailable` is empty when the model
+/// can provide M-tilde and f-tilde in this configuration, else the reason it cannot (the error
+/// names model.interface).
 void read_interface(config_reader& r, scenario& sc, const std::string& rim_unavailable);
 
 /// model.manoeuvre: one of `named` or step | ramp | impulse | sine, with model.test_amplitude,
@@ -28,6 +29,9 @@ std::unique_ptr<signal_source> make_test_input(const scenario& sc, double kappa0
 
 [[nodiscard]] rim::interface_kind interface_of(const scenario& sc);
 [[nodiscard]] rim::force_output force_output_of(const scenario& sc);
+/// model.rim_sync = "project": the multibody follows the RIM's interface state. Throws
+/// cosim::error naming the key unless the scheme lets the RIM step first.
+[[nodiscard]] bool rim_follows(const scenario& sc);
 
 /// Keys documented for --help / README.
 std::vector<key_doc> docs(const std::string& named_manoeuvres);

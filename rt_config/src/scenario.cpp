@@ -7,6 +7,7 @@
 #include "cosim/rt_config/driver_wiring.hpp"
 #include "cosim/rt_config/model_registry.hpp"
 #include "cosim/runtime/json_writer.hpp"
+#include "cosim/runtime/scheme.hpp"
 
 namespace cosim::config {
 
@@ -20,23 +21,61 @@ std::string join(const std::vector<std::string>& v) {
 
 void read_subsystem(config_reader& r, const subsystem_spec& spec, double H, subsystem_config& sc) {
   const std::string step_key = spec.name + ".step";
+  // 004 Sect. 2: smoothing on a (fast) producer, own non-matching time grid.
+  sc.smoothing = r.opt_bool(spec.name + ".smoothing").value_or(false);
+  sc.non_matching = r.opt_bool(spec.name + ".non_matching").value_or(false);
+  const auto Hn = to_duration(H).count();
   if (auto step = r.opt_double(step_key)) {
     check_positive(r, step_key, *step);
     const auto hn = to_duration(*step).count();
-    const auto Hn = to_duration(H).count();
     if (hn <= 0) r.fail(step_key, "is below the 1 ns time resolution");
-    if (hn > Hn)
-      r.fail(step_key, "is larger than its communication step run.macro_step = " + format_double(H) + " s");
-    if (Hn % hn != 0)
-      r.fail(step_key, "does not divide the communication step run.macro_step = " + format_double(H) +
-                           " s (non-matching grids are not enabled for this subsystem)");
+    if (!sc.non_matching && hn > Hn)
+      r.fail(step_key,
+             "is larger than its communication step run.macro_step = " + format_double(H) +
+                 " s (set " + spec.name + ".non_matching = true for an own time grid)");
+    if (!sc.non_matching && Hn % hn != 0)
+      r.fail(step_key,
+             "does not divide the communication step run.macro_step = " + format_double(H) +
+                 " s (non-matching grids are not enabled for this subsystem: set " + spec.name +
+                 ".non_matching = true)");
     sc.step = *step;
     sc.step_set = true;
   } else {
     sc.step = spec.default_step(H);
+    const auto hn = to_duration(sc.step).count();
+    if (!sc.non_matching && (hn <= 0 || hn > Hn || Hn % hn != 0))
+      r.fail(step_key, "the default step " + format_double(sc.step) +
+                           " s does not divide run.macro_step = " + format_double(H) + " s (set " +
+                           step_key + ", or " + spec.name + ".non_matching = true)");
   }
   sc.integrator = r.opt_string(spec.name + ".integrator").value_or(spec.integrators.front());
   check_choice(r, spec.name + ".integrator", sc.integrator, spec.integrators);
+}
+
+// [coupling.order]: "subsystem.input" = order, quoted or as dotted keys (which TOML and
+// --set coupling.order.mass1.x2=1 turn into nested tables).
+void flatten_orders(config_reader& r, const toml::table& t, const std::string& prefix,
+                    const std::vector<std::string>& names, std::map<std::string, int>& out) {
+  for (const auto& [k, v] : t) {
+    const std::string key =
+        prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    if (const toml::table* sub = v.as_table()) {
+      flatten_orders(r, *sub, key, names, out);
+      continue;
+    }
+    const auto dot = key.find('.');
+    const std::string sub_name = dot == std::string::npos ? key : key.substr(0, dot);
+    if (dot == std::string::npos || dot + 1 == key.size() ||
+        std::find(names.begin(), names.end(), sub_name) == names.end())
+      r.fail("coupling.order",
+             "entry \"" + key +
+                 "\" must name a consumer input as \"subsystem.input\" (subsystems: " +
+                 join(names) + ")");
+    const auto* iv = v.as_integer();
+    if (iv == nullptr || iv->get() < 0 || iv->get() > max_extrapolation_order)
+      r.fail("coupling.order", "entry \"" + key + "\": the order must be an integer from 0 to 4");
+    out[key] = static_cast<int>(iv->get());
+  }
 }
 
 scenario read(config_reader& r) {
@@ -90,11 +129,39 @@ scenario read(config_reader& r) {
   }
   for (const auto& spec : model->subsystems)
     read_subsystem(r, spec, sc.run.macro_step, sc.subsystems[spec.name]);
+  if (auto sync = r.opt_string("run.sync")) {
+    // 004 Sect. 2.1: Gauss-Seidel with the slowest (largest step) or the fastest subsystem
+    // first; the others follow by step size.
+    // It replaces run.order (e.g. --set run.sync=fastest-first on a file that lists the
+    // slowest-first order).
+    check_choice(r, "run.sync", *sync, {"slowest-first", "fastest-first"});
+    if (r.has("run.scheme") && sc.run.scheme != "gauss-seidel")
+      r.fail("run.sync", "is a Gauss-Seidel order; remove run.scheme = \"" + sc.run.scheme + "\"");
+    sc.run.sync = *sync;
+    sc.run.scheme = "gauss-seidel";
+    sc.run.order = names;
+    std::stable_sort(sc.run.order.begin(), sc.run.order.end(),
+                     [&](const std::string& a, const std::string& b) {
+                       const double ha = sc.subsystems[a].step, hb = sc.subsystems[b].step;
+                       return *sync == "slowest-first" ? ha > hb : ha < hb;
+                     });
+  }
+  if (sc.run.mode != "offline")
+    for (const auto& [name, cfg] : sc.subsystems)
+      if (cfg.smoothing || cfg.non_matching)
+        r.fail(name + (cfg.smoothing ? ".smoothing" : ".non_matching"),
+               "needs run.mode = \"offline\" (the threaded executors stamp samples by macro step)");
 
   if (auto m = r.opt_int("coupling.extrapolation")) {
     if (*m < 0 || *m > max_extrapolation_order)
       r.fail("coupling.extrapolation", "must be an integer from 0 to 4");
     sc.coupling.extrapolation = static_cast<int>(*m);
+  }
+  if (r.has("coupling.order")) {
+    (void)r.table_keys("coupling.order");  // fails unless it is a table
+    flatten_orders(r, *r.table().at_path("coupling.order").as_table(), "", names,
+                   sc.coupling.order);
+    r.ignore("coupling.order");
   }
   if (auto v = r.opt_double("safety.energy_residual_limit")) {
     check_positive(r, "safety.energy_residual_limit", *v);
@@ -168,11 +235,24 @@ std::vector<key_doc> documented_keys() {
       {"run.duration", "simulated time [s]; rounded up to whole macro steps"},
       {"run.macro_step", "communication step H [s]"},
       {"run.scheme", "jacobi or gauss-seidel"},
-      {"run.order", "subsystem order for Gauss-Seidel and start-up, e.g. [\"multibody\", \"hydraulics\"]"},
-      {"run.output_interval", "time between rows of results.csv [s]; a multiple of H; 0 = every macro step"},
-      {"<subsystem>.step", "internal step of that subsystem [s]; must divide H"},
+      {"run.order",
+       "subsystem order for Gauss-Seidel and start-up, e.g. [\"multibody\", \"hydraulics\"]"},
+      {"run.output_interval",
+       "time between rows of results.csv [s]; a multiple of H; 0 = every macro step"},
+      {"run.sync",
+       "slowest-first or fastest-first: Gauss-Seidel, largest (smallest) step first (004 Sect. "
+       "2.1); replaces run.order"},
+      {"<subsystem>.step",
+       "internal step of that subsystem [s]; must divide H unless non_matching"},
       {"<subsystem>.integrator", "integrator of that subsystem (choices per model)"},
-      {"coupling.extrapolation", "input extrapolation order 0-4 (0 = ZOH)"},
+      {"<subsystem>.non_matching",
+       "true: own time grid, step need not divide H; samples at own grid times (004 Sect. 2)"},
+      {"<subsystem>.smoothing",
+       "true: deliver outputs averaged over the internal steps of each interval (004 Sect. 2.2)"},
+      {"coupling.extrapolation",
+       "input extrapolation order 0-4 (0 = ZOH) for every coupling input"},
+      {"coupling.order.\"<sub>.<input>\"",
+       "order 0-4 for one consumer input, e.g. [coupling.order] \"mass2.f1\" = 1"},
       {"safety.energy_residual_limit", "safety stop when sum |delta E| exceeds this [J]"},
       {"safety.residual_power_limit", "safety stop when |delta P| exceeds this [W]"},
   };
@@ -193,10 +273,27 @@ void fill_plan(const scenario& sc, built_scenario& b) {
   plan.output_every = sc.run.output_interval > 0.0
                           ? to_duration(sc.run.output_interval).count() / plan.macro_step.count()
                           : 1;
-  for (const auto& [name, cfg] : sc.subsystems)
-    b.sys.at(b.sys.index_of(name)).set_step_size(to_duration(cfg.step));
+  for (const auto& [name, cfg] : sc.subsystems) {
+    subsystem& sub = b.sys.at(b.sys.index_of(name));
+    sub.set_step_size(to_duration(cfg.step));
+    if (cfg.smoothing || cfg.non_matching)
+      scheme::configure_multirate(sub, {cfg.smoothing, cfg.non_matching}, to_duration(cfg.step),
+                                  plan.macro_step);
+  }
   for (const connection& c : b.sys.connections())
     b.sys.at(c.to).input(c.input).set_order(sc.coupling.extrapolation);
+  // [coupling.order] overrides per consumer input (004 Sect. 2.1: orders per direction).
+  for (const auto& [ref, order] : sc.coupling.order) {
+    std::size_t c = 0;
+    try {
+      c = b.sys.connection_to(ref);
+    } catch (const error& e) {
+      throw error(errc::config_value,
+                  sc.file + ": coupling.order: entry \"" + ref + "\": " + e.what());
+    }
+    const connection& cn = b.sys.connections()[c];
+    b.sys.at(cn.to).input(cn.input).set_order(order);
+  }
   b.limits.energy_residual = sc.safety.energy_residual_limit;
   b.limits.residual_power = sc.safety.residual_power_limit;
 }
@@ -229,15 +326,23 @@ std::string to_json(const scenario& sc) {
   for (const auto& o : sc.run.order) j.value(o);
   j.end_array();
   j.key("output_interval").value(sc.run.output_interval > 0 ? sc.run.output_interval : sc.run.macro_step);
+  if (!sc.run.sync.empty()) j.key("sync").value(sc.run.sync);
   j.end_object();
   for (const auto& [name, cfg] : sc.subsystems) {
     j.key(name).begin_object();
     j.key("step").value(cfg.step);
     j.key("integrator").value(cfg.integrator);
+    if (cfg.smoothing) j.key("smoothing").value(true);
+    if (cfg.non_matching) j.key("non_matching").value(true);
     j.end_object();
   }
   j.key("coupling").begin_object();
   j.key("extrapolation").value(sc.coupling.extrapolation);
+  if (!sc.coupling.order.empty()) {
+    j.key("order").begin_object();
+    for (const auto& [ref, o] : sc.coupling.order) j.key(ref).value(o);
+    j.end_object();
+  }
   j.end_object();
   j.key("safety").begin_object();
   j.key("energy_residual_limit").value(sc.safety.energy_residual_limit);

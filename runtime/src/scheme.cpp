@@ -1,28 +1,88 @@
 #include "cosim/runtime/scheme.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace cosim::scheme {
 
 bool advance(subsystem& s, time_point t, duration H) noexcept {
-  const duration h = s.step_size();
-  const std::int64_t k = H / h;
+  multirate_state& m = s.multirate();
+  const time_point t_end = t + H;
   bool ok = true;
-  for (std::int64_t j = 0; j < k && ok; ++j) ok = s.step(t + j * h, h);
-  s.update_outputs(t + H);
+  if (!m.active()) {
+    const duration h = s.step_size();
+    const std::int64_t k = H / h;
+    for (std::int64_t j = 0; j < k && ok; ++j) ok = s.step(t + j * h, h);
+    s.update_outputs(t_end);
+    return ok && outputs_finite(s);
+  }
+  const bool non_matching = m.options().non_matching;
+  const bool smoothing = m.options().smoothing;
+  const duration h = non_matching ? m.own_step() : s.step_size();
+  // Own grid: continue from the last own grid point; matching grids start at t.
+  time_point tc = non_matching ? m.own_time() : t;
+  std::vector<double>& avg = m.average_buffer();
+  std::int64_t count = 0;
+  while (ok && tc + h <= t_end) {
+    ok = s.step(tc, h);
+    tc += h;
+    if (smoothing) {
+      // 004 Sect. 2.2: the outputs after every internal step enter the average.
+      s.update_outputs(tc);
+      if (count == 0) std::fill(avg.begin(), avg.end(), 0.0);
+      for (std::size_t o = 0; o < avg.size(); ++o) avg[o] += s.output(o);
+      ++count;
+    }
+  }
+  if (non_matching) m.set_own_time(tc);
+  s.update_outputs(non_matching ? tc : t_end);
+  if (count > 0) {
+    for (double& v : avg) v /= static_cast<double>(count);
+    m.set_has_average(true);
+  }  // no step in this interval (h > H): the previous average stays
   return ok && outputs_finite(s);
+}
+
+double delivered_output(const subsystem& s, std::size_t o) noexcept {
+  const multirate_state& m = s.multirate();
+  return m.options().smoothing && m.has_average() ? m.average(o) : s.output(o);
+}
+
+time_point sample_time(const subsystem& s, time_point t) noexcept {
+  const multirate_state& m = s.multirate();
+  return m.options().non_matching ? m.own_time() : t;
+}
+
+duration internal_step(const subsystem& s) noexcept {
+  const multirate_state& m = s.multirate();
+  return m.options().non_matching ? m.own_step() : s.step_size();
 }
 
 void deliver(system& sys, std::size_t from, time_point t) noexcept {
   const subsystem& producer = sys.at(from);
+  const time_point ts = sample_time(producer, t);
   for (const connection& c : sys.connections())
-    if (c.from == from) sys.at(c.to).input(c.input).receive(t, producer.output(c.output));
+    if (c.from == from)
+      sys.at(c.to).input(c.input).receive(ts, delivered_output(producer, c.output));
 }
 
 bool outputs_finite(const subsystem& s) noexcept {
   for (double v : s.outputs())
     if (!std::isfinite(v)) return false;
   return true;
+}
+
+void configure_multirate(subsystem& s, const multirate_options& o, duration h, duration H) {
+  s.multirate().configure(o, h, s.output_count());
+  s.set_step_size(o.non_matching ? H : h);
+}
+
+std::vector<std::size_t> sync_order(const system& sys, sync mode, std::vector<std::size_t> base) {
+  std::stable_sort(base.begin(), base.end(), [&](std::size_t a, std::size_t b) {
+    const auto ha = internal_step(sys.at(a)), hb = internal_step(sys.at(b));
+    return mode == sync::slowest_first ? ha > hb : ha < hb;
+  });
+  return base;
 }
 
 }  // namespace cosim::scheme

@@ -44,8 +44,8 @@ equilibrium solve_cylinder_equilibrium(const hydraulic_params& hp, double s0, do
   return e;
 }
 
-crane2_equilibrium solve_crane2_equilibrium(const mechanical_params& mp,
-                                            const hydraulic_params& hp, int max_iterations) {
+crane2_equilibrium solve_crane2_equilibrium(const mechanical_params& mp, const hydraulic_params& hp,
+                                            int max_iterations) {
   const vec2 q{mp.theta1_0, mp.theta2_0};
   const vec2 qd = vec2::Zero();
   // Static equilibrium of 001 Eq. (11) with wd_i = 0: lambda = -ft.

@@ -6,10 +6,21 @@ namespace cosim::crane {
 
 crane2_multibody::crane2_multibody(std::string name, mechanical_params mp,
                                    multibody_integrator integrator, const crane2_equilibrium& eq,
-                                   bool rim_outputs)
-    : subsystem(std::move(name)), mp_(mp), integrator_(integrator), eq_(eq), rim_outputs_(rim_outputs) {
+                                   bool rim_outputs, bool rim_follow)
+    : subsystem(std::move(name)),
+      mp_(mp),
+      integrator_(integrator),
+      eq_(eq),
+      rim_outputs_(rim_outputs),
+      rim_follow_(rim_follow && rim_outputs) {
   add_input({"fh_1", "N", port_role::effort});
   add_input({"fh_2", "N", port_role::effort});
+  if (rim_follow_) {
+    add_input({"rim_s_1", "m", port_role::signal});
+    add_input({"rim_s_2", "m", port_role::signal});
+    add_input({"rim_sd_1", "m/s", port_role::signal});
+    add_input({"rim_sd_2", "m/s", port_role::signal});
+  }
   add_output({"s_1", "m", port_role::signal});
   add_output({"sd_1", "m/s", port_role::flow});
   add_output({"s_2", "m", port_role::signal});
@@ -41,6 +52,12 @@ void crane2_multibody::do_initialize(time_point t0) {
   set_state({mp_.theta1_0, mp_.theta2_0}, vec2::Zero());
   input(in_fh1).set_initial(t0, eq_.act[0].fh);
   input(in_fh2).set_initial(t0, eq_.act[1].fh);
+  if (rim_follow_) {
+    input(in_rim_s1).set_initial(t0, s_[0]);
+    input(in_rim_s2).set_initial(t0, s_[1]);
+    input(in_rim_sd1).set_initial(t0, 0.0);
+    input(in_rim_sd2).set_initial(t0, 0.0);
+  }
 }
 
 void crane2_multibody::refresh_kinematics() noexcept {
@@ -96,6 +113,14 @@ bool crane2_multibody::do_step(time_point t, duration h) noexcept {
     }
     q_ += 0.5 * hs * (qd_ + v);
     qd_ = v;
+  }
+  if (rim_follow_) {
+    // The RIM reached the end of this step first (Gauss-Seidel, hydraulics first).
+    const sample_history& rs = input(in_rim_s1).history();
+    if (rs.size() > 0 && rs.newest_time() == t + h)
+      project_interface<2>(
+          mp_, q_, qd_, {rs.newest(), input(in_rim_s2).history().newest()},
+          {input(in_rim_sd1).history().newest(), input(in_rim_sd2).history().newest()});
   }
   refresh_kinematics();
   return q_.allFinite() && qd_.allFinite();

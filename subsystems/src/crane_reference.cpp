@@ -103,8 +103,8 @@ struct hydraulic_terms {
   vec2 dh_dp;   // diagonal of d h / d p
 };
 
-hydraulic_terms hydraulics(const hydraulic_params& hp, double s0, double s, double sd,
-                           double kappa, double p1, double p2) noexcept {
+hydraulic_terms hydraulics(const hydraulic_params& hp, double s0, double s, double sd, double kappa,
+                           double p1, double p2) noexcept {
   hydraulic_terms r;
   r.h = pressure_rates(hp, s0, s, sd, kappa, p1, p2);
   const double l1 = 0.5 * hp.l + s0 - s;  // 003 Eq. (12)
@@ -218,8 +218,8 @@ reference_result run_crane_reference(const reference_options& opt, const mechani
   res.samples.reserve(static_cast<std::size_t>(n_steps / out_every + 1));
   auto record = [&](double t, double kappa) {
     const double viol = cons.violation(q);
-    res.samples.push_back({t, kappa, q[is], qd[is], p[0], p[1],
-                           actuator_force(hp, p[0], p[1], qd[is]), viol});
+    res.samples.push_back(
+        {t, kappa, q[is], qd[is], p[0], p[1], actuator_force(hp, p[0], p[1], qd[is]), viol});
   };
   res.max_constraint_violation = cons.violation(q);
   record(0.0, kappa_at(opt.manoeuvre, 0.0, kappa0));
@@ -230,7 +230,8 @@ reference_result run_crane_reference(const reference_options& opt, const mechani
     const double t1 = static_cast<double>(k + 1) * h;  // no accumulated round-off in t
     const double kappa = kappa_at(opt.manoeuvre, t1, kappa0);
 
-    // Predictor (Taylor from the converged step k); lambda starts from step k's value.
+    // Predictor (Taylor from the converged step k); lambda starts from step k's value
+    // (linear extrapolation was tried: fewer iterations in M2, more in M1).
     vq qn = q + h * qd + (0.5 * h * h) * qdd;
     vec2 pn = p + h * pd;
     vc lam = lambda;
@@ -335,8 +336,8 @@ reference_result run_crane_reference(const reference_options& opt, const mechani
     res.max_constraint_violation = std::max(res.max_constraint_violation, cons.violation(q));
     // Rates of the constraint lengths: d|P|/dt = Phi_1' / (2 |P|) etc. [m/s].
     const vc vscale{1.0 / mp.L, 1.0, 1.0, 0.5 / q[is], 0.5 / mp.Lh};
-    res.max_velocity_violation = std::max(res.max_velocity_violation,
-                                          (J * qd).cwiseProduct(vscale).cwiseAbs().maxCoeff());
+    res.max_velocity_violation =
+        std::max(res.max_velocity_violation, (J * qd).cwiseProduct(vscale).cwiseAbs().maxCoeff());
     if ((k + 1) % out_every == 0) record(t1, kappa);
   }
   return res;

@@ -7,15 +7,16 @@
 namespace cosim::crane {
 
 crane_multibody::crane_multibody(std::string name, mechanical_params mp, hydraulic_params hp,
-                                 coupling c, multibody_integrator integrator,
-                                 const equilibrium& eq, bool rim_outputs)
+                                 coupling c, multibody_integrator integrator, const equilibrium& eq,
+                                 bool rim_outputs, bool rim_follow)
     : subsystem(std::move(name)),
       mp_(mp),
       hp_(hp),
       coupling_(c),
       integrator_(integrator),
       eq_(eq),
-      rim_outputs_(rim_outputs) {
+      rim_outputs_(rim_outputs),
+      rim_follow_(rim_follow && rim_outputs && c == coupling::force_displacement) {
   add_output({"s", "m", port_role::signal});
   add_output({"sd", "m/s", port_role::flow});
   if (rim_outputs_) {
@@ -24,6 +25,10 @@ crane_multibody::crane_multibody(std::string name, mechanical_params mp, hydraul
   }
   if (coupling_ == coupling::force_displacement) {
     add_input({"fh", "N", port_role::effort});
+    if (rim_follow_) {
+      add_input({"rim_s", "m", port_role::signal});
+      add_input({"rim_sd", "m/s", port_role::signal});
+    }
   } else {
     add_input({"p1", "Pa", port_role::effort});
     add_input({"p2", "Pa", port_role::effort});
@@ -42,6 +47,10 @@ void crane_multibody::do_initialize(time_point t0) {
   refresh_kinematics();
   if (coupling_ == coupling::force_displacement) {
     input(in_fh).set_initial(t0, eq_.fh);
+    if (rim_follow_) {
+      input(in_rim_s).set_initial(t0, s_);
+      input(in_rim_sd).set_initial(t0, 0.0);
+    }
   } else {
     input(in_p1).set_initial(t0, eq_.p1);
     input(in_p2).set_initial(t0, eq_.p2);
@@ -113,6 +122,14 @@ bool crane_multibody::do_step(time_point t, duration h) noexcept {
     }
     q_ += 0.5 * hs * (qd_ + v);
     qd_ = v;
+  }
+  if (rim_follow_) {
+    // The RIM reached the end of this step first (Gauss-Seidel, hydraulics first): take
+    // its interface state, keep the admissible motion (rim_crane.hpp).
+    const sample_history& rs = input(in_rim_s).history();
+    if (rs.size() > 0 && rs.newest_time() == t + h)
+      project_interface<1>(mp_, q_, qd_, interface_vector<1>::Constant(rs.newest()),
+                           interface_vector<1>::Constant(input(in_rim_sd).history().newest()));
   }
   refresh_kinematics();
   return std::isfinite(q_[0]) && std::isfinite(q_[1]) && std::isfinite(qd_[0]) &&

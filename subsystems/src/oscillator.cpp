@@ -11,7 +11,9 @@ namespace cosim::osc {
 
 namespace {
 
-bool finite_nonneg(double v) { return std::isfinite(v) && v >= 0.0; }
+bool finite_nonneg(double v) {
+  return std::isfinite(v) && v >= 0.0;
+}
 
 void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument(what);
@@ -194,16 +196,25 @@ std::vector<Eigen::VectorXd> reference_solution::states_at(const std::vector<dou
   return out;
 }
 
-Eigen::VectorXd reference_solution::state_at(double t) const { return states_at({t}).front(); }
+Eigen::VectorXd reference_solution::state_at(double t) const {
+  return states_at({t}).front();
+}
 
 two_mass_params a1_params(int damping_case) {
   two_mass_params p;  // 000 App. A.1: m1 = m2 = 1 kg, k1 = 10, k2 = 1000, kc = 100 N/m
   double c = 0.0;
   switch (damping_case) {
-    case 1: c = 0.0; break;
-    case 2: c = 0.01; break;
-    case 3: c = 10.0; break;
-    default: throw std::invalid_argument("oscillator: A.1 damping case must be 1, 2 or 3");
+    case 1:
+      c = 0.0;
+      break;
+    case 2:
+      c = 0.01;
+      break;
+    case 3:
+      c = 10.0;
+      break;
+    default:
+      throw std::invalid_argument("oscillator: A.1 damping case must be 1, 2 or 3");
   }
   p.c1 = p.c2 = p.cc = c;
   return p;
@@ -280,8 +291,8 @@ physical004 derive004(const params004& p) {
   q.k3 = K22 - q.k2;
   require(q.k1 > 0.0 && q.k2 > 0.0 && q.k3 > 0.0,
           "amplitude ratios give a non-positive spring (k1, k2 or k3)");
-  q.c3 = 2.0 * p.zeta * q.m2 * q.w2;          // 004 Eq. (9)
-  q.c1 = 2.0 * p.zeta * q.m1 * q.w1 / p.fr;   // 004 Eq. (9)
+  q.c3 = 2.0 * p.zeta * q.m2 * q.w2;         // 004 Eq. (9)
+  q.c1 = 2.0 * p.zeta * q.m1 * q.w1 / p.fr;  // 004 Eq. (9)
   return q;
 }
 

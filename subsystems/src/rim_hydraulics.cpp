@@ -5,16 +5,22 @@
 namespace cosim::rim {
 
 bool parse_interface(const std::string& text, interface_kind& out) noexcept {
-  if (text == "direct") out = interface_kind::direct;
-  else if (text == "rim") out = interface_kind::rim;
-  else return false;
+  if (text == "direct")
+    out = interface_kind::direct;
+  else if (text == "rim")
+    out = interface_kind::rim;
+  else
+    return false;
   return true;
 }
 
 bool parse_force_output(const std::string& text, force_output& out) noexcept {
-  if (text == "sample") out = force_output::sample;
-  else if (text == "mean") out = force_output::mean;
-  else return false;
+  if (text == "sample")
+    out = force_output::sample;
+  else if (text == "mean")
+    out = force_output::mean;
+  else
+    return false;
   return true;
 }
 
@@ -24,9 +30,8 @@ std::string port_name(const std::string& base, int i, int n) {
 
 template <int N>
 hydraulics_unit<N>::hydraulics_unit(std::string name, crane::hydraulic_params hp,
-                                    const std::array<cylinder_start, N>& start,
-                                    interface_kind mode, crane::hydraulic_integrator integrator,
-                                    force_output output)
+                                    const std::array<cylinder_start, N>& start, interface_kind mode,
+                                    crane::hydraulic_integrator integrator, force_output output)
     : subsystem(std::move(name)),
       hp_(hp),
       start_(start),
@@ -47,7 +52,13 @@ hydraulics_unit<N>::hydraulics_unit(std::string name, crane::hydraulic_params hp
     for (int i = 0; i < N; ++i)
       in_ft_[i] = add_input({"ft_" + std::to_string(i + 1), "N", port_role::signal});
   }
-  for (int i = 0; i < N; ++i) out_fh_[i] = add_output({port_name("fh", i, N), "N", port_role::effort});
+  for (int i = 0; i < N; ++i)
+    out_fh_[i] = add_output({port_name("fh", i, N), "N", port_role::effort});
+  if (mode_ == interface_kind::rim)
+    for (int i = 0; i < N; ++i) {
+      out_rim_s_[i] = add_output({port_name("rim_s", i, N), "m", port_role::signal});
+      out_rim_sd_[i] = add_output({port_name("rim_sd", i, N), "m/s", port_role::signal});
+    }
   for (int i = 0; i < N; ++i) {
     add_variable(port_name("p1", i, N), "Pa", &p1_[i]);
     add_variable(port_name("p2", i, N), "Pa", &p2_[i]);
@@ -116,13 +127,13 @@ void hydraulics_unit<N>::synchronise(time_point t) noexcept {
 
 template <int N>
 typename hydraulics_unit<N>::rates hydraulics_unit<N>::evaluate(time_point t, const vecN& s,
-                                                                 const vecN& sd, const vecN& p1,
-                                                                 const vecN& p2) const noexcept {
+                                                                const vecN& sd, const vecN& p1,
+                                                                const vecN& p2) const noexcept {
   rates r;
   for (int i = 0; i < N; ++i) {
     r.fh[i] = crane::actuator_force(hp_, p1[i], p2[i], sd[i]);  // 003 Eq. (8)
-    const crane::vec2 pd = crane::pressure_rates(hp_, start_[i].s0, s[i], sd[i],
-                                                 in(in_kappa_[i], t), p1[i], p2[i]);
+    const crane::vec2 pd =
+        crane::pressure_rates(hp_, start_[i].s0, s[i], sd[i], in(in_kappa_[i], t), p1[i], p2[i]);
     r.p1d[i] = pd[0];
     r.p2d[i] = pd[1];
   }
@@ -184,6 +195,10 @@ void hydraulics_unit<N>::do_update_outputs(time_point t) noexcept {
     const bool averaged = output_ == force_output::mean && impulse_time_ > 0.0;
     set_output(out_fh_[i], averaged ? impulse_[i] / impulse_time_ : fh_[i]);
     impulse_[i] = 0.0;
+    if (rim) {
+      set_output(out_rim_s_[i], w_[i]);
+      set_output(out_rim_sd_[i], wd_[i]);
+    }
   }
   impulse_time_ = 0.0;
 }

@@ -6,20 +6,29 @@
 namespace cosim::crane {
 
 bool parse_test_input(const std::string& text, test_input_kind& out) noexcept {
-  if (text == "step") out = test_input_kind::step;
-  else if (text == "ramp") out = test_input_kind::ramp;
-  else if (text == "impulse") out = test_input_kind::impulse;
-  else if (text == "sine") out = test_input_kind::sine;
-  else return false;
+  if (text == "step")
+    out = test_input_kind::step;
+  else if (text == "ramp")
+    out = test_input_kind::ramp;
+  else if (text == "impulse")
+    out = test_input_kind::impulse;
+  else if (text == "sine")
+    out = test_input_kind::sine;
+  else
+    return false;
   return true;
 }
 
 const char* to_string(test_input_kind k) noexcept {
   switch (k) {
-    case test_input_kind::step: return "step";
-    case test_input_kind::ramp: return "ramp";
-    case test_input_kind::impulse: return "impulse";
-    case test_input_kind::sine: return "sine";
+    case test_input_kind::step:
+      return "step";
+    case test_input_kind::ramp:
+      return "ramp";
+    case test_input_kind::impulse:
+      return "impulse";
+    case test_input_kind::sine:
+      return "sine";
   }
   return "step";
 }

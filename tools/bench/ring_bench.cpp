@@ -10,8 +10,11 @@
 //   --items=N          items per throughput repetition, default 5000000
 //   --round-trips=N    round trips per latency repetition, default 200000
 //   --repetitions=N    default 5
+//   --priority=N       COSIM_BENCH_PRIORITY       default 0 (SCHED_OTHER); 1..99 runs both
+//                      threads SCHED_FIFO so a busy machine cannot preempt them
 #include <benchmark/benchmark.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -22,6 +25,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +46,7 @@ struct bench_options {
   std::uint64_t items = 5'000'000;
   std::uint64_t round_trips = 200'000;
   int repetitions = 5;
+  int priority = 0;
 };
 bench_options options;  // set once in main() before any benchmark runs
 
@@ -83,7 +88,8 @@ sample make_sample(std::uint64_t i) noexcept {
 }
 
 cosim::rt_thread start_pinned(const char* name, int cpu, std::function<void()> body) {
-  cosim::rt_thread thread({.name = name, .cpu = cpu, .priority = 0}, std::move(body));
+  cosim::rt_thread thread({.name = name, .cpu = cpu, .priority = options.priority},
+                          std::move(body));
   if (!thread.grant().warning.empty()) {
     std::fprintf(stderr, "ring_bench: %s: %s\n", name, thread.grant().warning.c_str());
   }
@@ -103,8 +109,9 @@ void bm_throughput(benchmark::State& state) {
     std::atomic<std::int64_t> end_ns{0};
     std::uint64_t mismatches = 0;
     auto wait_for_go = [&] {
-      ready.fetch_add(1, std::memory_order_acq_rel);  // acq_rel: simple start barrier
-      while (!go.load(std::memory_order_acquire)) cosim::cpu_relax();  // acquire: see queue
+      ready.fetch_add(1, std::memory_order_release);  // release: pairs with main's acquire
+      // Sleep, not spin: two spinning SCHED_FIFO threads would starve main() on 2 CPUs.
+      go.wait(false, std::memory_order_acquire);  // acquire: pairs with main's release
     };
     cosim::rt_thread consumer =
         start_pinned("bench-cons", options.consumer_cpu, [&, q = queue.get()] {
@@ -130,9 +137,10 @@ void bm_throughput(benchmark::State& state) {
             while (!q->push(s)) wait();
           }
         });
-    while (ready.load(std::memory_order_acquire) < 2) cosim::cpu_relax();  // acquire: barrier
+    while (ready.load(std::memory_order_acquire) < 2) sched_yield();  // acquire: barrier
     const std::int64_t start_ns = cosim::monotonic_now_ns();
     go.store(true, std::memory_order_release);  // release: threads start after set-up
+    go.notify_all();
     producer.join();
     consumer.join();
     errors += mismatches;
@@ -199,11 +207,36 @@ void bm_roundtrip(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * trips));
 }
 
+// Each repetition is one manual-timed iteration; the repetition count is set in main().
+BENCHMARK_TEMPLATE(bm_throughput, ours_queue)
+    ->Name("throughput/ours")
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(bm_throughput, boost_queue)
+    ->Name("throughput/boost")
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(bm_roundtrip, ours_queue)
+    ->Name("roundtrip/ours")
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(bm_roundtrip, boost_queue)
+    ->Name("roundtrip/boost")
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
 // ---- summary ----
 
 // Keeps per-repetition results so the summary can use medians and the worst max.
 class summary_reporter : public benchmark::ConsoleReporter {
  public:
+  // Colours only on a terminal (a custom reporter does not get --benchmark_color).
+  summary_reporter() : ConsoleReporter(isatty(STDOUT_FILENO) != 0 ? OO_Defaults : OO_Tabular) {}
+
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& run : runs) {
@@ -257,23 +290,22 @@ long long option_value(int& argc, char** argv, std::string_view name, const char
                        long long fallback) {
   std::string text;
   if (!take_option(argc, argv, name, text)) {
-    const char* from_env = std::getenv(env);
+    // Only read during start-up, before any other thread exists.
+    const char* from_env = std::getenv(env);  // NOLINT(concurrency-mt-unsafe)
     if (from_env == nullptr) return fallback;
     text = from_env;
   }
   char* end = nullptr;
   const long long v = std::strtoll(text.c_str(), &end, 10);
   if (end == text.c_str() || *end != '\0') {
-    std::fprintf(stderr, "ring_bench: bad value '%s' for %.*s\n", text.c_str(),
-                 static_cast<int>(name.size()), name.data());
-    std::exit(2);
+    throw std::invalid_argument("bad value '" + text + "' for " + std::string(name));
   }
   return v;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   options.producer_cpu =
       static_cast<int>(option_value(argc, argv, "--producer-cpu", "COSIM_BENCH_PRODUCER_CPU", 0));
   options.consumer_cpu =
@@ -284,31 +316,34 @@ int main(int argc, char** argv) {
       100LL, option_value(argc, argv, "--round-trips", "COSIM_BENCH_ROUND_TRIPS", 200'000)));
   options.repetitions = static_cast<int>(
       std::max(1LL, option_value(argc, argv, "--repetitions", "COSIM_BENCH_REPETITIONS", 5)));
+  options.priority =
+      static_cast<int>(option_value(argc, argv, "--priority", "COSIM_BENCH_PRIORITY", 0));
   if (options.producer_cpu == options.consumer_cpu) {
     std::fprintf(stderr, "ring_bench: producer and consumer share CPU %d; numbers will be poor\n",
                  options.producer_cpu);
   }
   std::printf(
       "ring_bench: coupling_sample<4> (%zu bytes), capacity %zu, producer CPU %d, "
-      "consumer CPU %d, %d repetitions\n",
-      sizeof(sample), ring_capacity, options.producer_cpu, options.consumer_cpu,
+      "consumer CPU %d, priority %d, %d repetitions\n",
+      sizeof(sample), ring_capacity, options.producer_cpu, options.consumer_cpu, options.priority,
       options.repetitions);
 
-  // Ours and boost alternate per benchmark kind so slow drift of the machine affects
-  // both alike; each repetition is a single manual-timed iteration.
-  auto configure = [](benchmark::internal::Benchmark* b) {
-    b->UseManualTime()
-        ->Iterations(1)
-        ->Repetitions(options.repetitions)
-        ->Unit(benchmark::kMillisecond);
-  };
-  configure(benchmark::RegisterBenchmark("throughput/ours", bm_throughput<ours_queue>));
-  configure(benchmark::RegisterBenchmark("throughput/boost", bm_throughput<boost_queue>));
-  configure(benchmark::RegisterBenchmark("roundtrip/ours", bm_roundtrip<ours_queue>));
-  configure(benchmark::RegisterBenchmark("roundtrip/boost", bm_roundtrip<boost_queue>));
-
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  // Defaults passed as library flags (a flag given by the user wins): the repetitions,
+  // and random interleaving of ours/boost repetitions so drift of a busy machine hits
+  // both alike.
+  std::vector<char*> args(argv, argv + argc);
+  std::string repetitions = "--benchmark_repetitions=" + std::to_string(options.repetitions);
+  std::string interleave = "--benchmark_enable_random_interleaving=true";
+  for (std::string* flag : {&repetitions, &interleave}) {
+    const std::string_view key = std::string_view(*flag).substr(0, flag->find('='));
+    const bool given = std::any_of(args.begin() + 1, args.end(), [key](const char* a) {
+      return std::string_view(a).starts_with(key);
+    });
+    if (!given) args.insert(args.begin() + 1, flag->data());
+  }
+  int bench_argc = static_cast<int>(args.size());
+  benchmark::Initialize(&bench_argc, args.data());
+  if (benchmark::ReportUnrecognizedArguments(bench_argc, args.data())) return 1;
   summary_reporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
@@ -332,4 +367,13 @@ int main(int argc, char** argv) {
       ratio(p50_ours, p50_boost), p99_ours, p99_boost, ratio(p99_ours, p99_boost), max_ours,
       max_boost, ratio(max_ours, max_boost));
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", argc > 0 ? argv[0] : "bench", e.what());
+    return 2;
+  }
 }

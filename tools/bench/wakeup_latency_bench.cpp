@@ -21,8 +21,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include "cosim/rt_config/scenario.hpp"
 #include "cosim/runtime/latency_histogram.hpp"
@@ -88,16 +90,15 @@ bool take_flag(int& argc, char** argv, std::string_view name) {
 int int_option(int& argc, char** argv, std::string_view name, const char* env, int fallback) {
   std::string text;
   if (!take_option(argc, argv, name, text)) {
-    const char* from_env = std::getenv(env);
+    // Only read during start-up, before any other thread exists.
+    const char* from_env = std::getenv(env);  // NOLINT(concurrency-mt-unsafe)
     if (from_env == nullptr) return fallback;
     text = from_env;
   }
   char* end = nullptr;
   const long v = std::strtol(text.c_str(), &end, 10);
   if (end == text.c_str() || *end != '\0') {
-    std::fprintf(stderr, "wakeup_latency_bench: bad value '%s' for %.*s\n", text.c_str(),
-                 static_cast<int>(name.size()), name.data());
-    std::exit(2);
+    throw std::invalid_argument("bad value '" + text + "' for " + std::string(name));
   }
   return static_cast<int>(v);
 }
@@ -144,7 +145,7 @@ result run_ours(const options& opt) {
   const dma_latency_guard dma;
   const std::int64_t period_ns = static_cast<std::int64_t>(opt.period_us) * 1000;
   cosim::rt_thread thread({.name = "wakeup-bench", .cpu = opt.cpu, .priority = opt.priority}, [&] {
-    cosim::prefault_stack(64 * 1024);
+    cosim::prefault_stack(std::size_t{64} * 1024);
     std::int64_t next = cosim::monotonic_now_ns() + period_ns;
     const std::int64_t end = next + static_cast<std::int64_t>(opt.duration_s) * 1'000'000'000;
     while (next < end) {
@@ -180,7 +181,7 @@ result run_cyclictest(const options& opt) {
   r.note = cmd.str();
   FILE* pipe = ::popen(r.note.c_str(), "r");
   if (pipe == nullptr) {
-    r.note += " -> popen failed: " + std::string(std::strerror(errno));
+    r.note += " -> popen failed: " + std::generic_category().message(errno);
     return r;
   }
   std::string output;
@@ -276,7 +277,7 @@ double ratio(double ours, double baseline) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   options opt;
   opt.duration_s =
       std::max(1, int_option(argc, argv, "--duration-s", "COSIM_WAKEUP_DURATION_S", 10));
@@ -360,4 +361,13 @@ int main(int argc, char** argv) {
         ours.p50_us, ours.p99_us, ours.max_us);
   }
   return ours.valid ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", argc > 0 ? argv[0] : "bench", e.what());
+    return 2;
+  }
 }

@@ -41,6 +41,9 @@ struct command {
 /// Each subcommand registers itself; defined in <name>_command.cpp.
 command add_run_command(CLI::App& app);
 command add_compare_command(CLI::App& app);
+command add_tune_command(CLI::App& app);  // tune_command.cpp (002 Sect. 2.4)
+command add_reference_command(CLI::App& app);
+command add_sweep_command(CLI::App& app);
 
 /// Text listing every --set key (for help footers).
 std::string keys_help();

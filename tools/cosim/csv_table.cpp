@@ -26,7 +26,7 @@ double csv_table::interpolate(int c, double t) const {
   const auto& r0 = *(it - 1);
   const double w = (t - r0[0]) / (r1[0] - r0[0]);
   const auto ci = static_cast<std::size_t>(c);
-  return r0[ci] + w * (r1[ci] - r0[ci]);
+  return w == 1.0 ? r1[ci] : r0[ci] + w * (r1[ci] - r0[ci]);  // exact at sample times
 }
 
 csv_table read_csv(const std::string& path) {

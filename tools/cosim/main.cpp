@@ -15,7 +15,9 @@ int main(int argc, char** argv) {
       "written)."};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
-  const std::vector<command> commands{add_run_command(app), add_compare_command(app)};
+  const std::vector<command> commands{add_run_command(app), add_compare_command(app),
+                                      add_reference_command(app), add_sweep_command(app),
+                                      add_tune_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -23,16 +23,20 @@ struct run_config {
   std::string scheme = "jacobi";      // jacobi | gauss-seidel
   std::vector<std::string> order;     // Gauss-Seidel order (subsystem names)
   double output_interval = 0.0;       // [s]; 0 = every macro step
+  std::string sync;                   // "", slowest-first, fastest-first (004 Sect. 2.1)
 };
 
 struct subsystem_config {
   double step = 0.0;                  // [s], resolved
   bool step_set = false;              // explicitly given
   std::string integrator;
+  bool smoothing = false;             // deliver interval averages (004 Sect. 2.2)
+  bool non_matching = false;          // own time grid; step need not divide H
 };
 
 struct coupling_config {
   int extrapolation = 0;              // polynomial order 0-4 for every coupling input
+  std::map<std::string, int> order;   // per consumer input "subsystem.input": 0-4
 };
 
 struct safety_config {

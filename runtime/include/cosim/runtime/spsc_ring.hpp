@@ -67,7 +67,7 @@ class spsc_ring {
       producer_.head_cache = consumer_.head.load(std::memory_order_acquire);
       if (tail - producer_.head_cache == capacity()) return false;
     }
-    slots_[tail & mask_] = value;
+    slot(tail) = value;
     // release: the slot contents become visible no later than the new tail.
     producer_.tail.store(tail + 1, std::memory_order_release);
     return true;
@@ -104,7 +104,7 @@ class spsc_ring {
       consumer_.tail_cache = producer_.tail.load(std::memory_order_acquire);
       if (head == consumer_.tail_cache) return nullptr;
     }
-    return &slots_[head & mask_];
+    return &slot(head);
   }
 
   /// Releases the slot returned by the last non-null front(). Precondition: that call.
@@ -138,6 +138,13 @@ class spsc_ring {
   }
 
  private:
+  T& slot(std::size_t index) const noexcept {
+    // Never null after construction; saying so lets static analysis drop impossible paths
+    // and costs nothing at run time.
+    if (slots_ == nullptr) __builtin_unreachable();
+    return slots_[index & mask_];
+  }
+
   static constexpr std::size_t line_of(std::size_t offset) { return offset / cache_line_size; }
 
   static constexpr std::size_t storage_alignment = alignof(T) > cache_line_size ? alignof(T)
@@ -176,8 +183,8 @@ class spsc_ring {
   };
 
   // Read-only after construction: shared by both sides without ever being invalidated.
-  alignas(cache_line_size) T* slots_;
-  std::size_t mask_;
+  alignas(cache_line_size) T* const slots_;
+  const std::size_t mask_;
   producer_line producer_;
   consumer_line consumer_;
 };

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cosim/runtime/multirate.hpp"
 #include "cosim/runtime/port.hpp"
 #include "cosim/runtime/time.hpp"
 
@@ -56,7 +57,14 @@ class subsystem {
   [[nodiscard]] duration step_size() const noexcept { return step_size_; }
   void set_step_size(duration h) noexcept { step_size_ = h; }
 
-  void initialize(time_point t0) { do_initialize(t0); }
+  /// Multirate interface options (smoothing, non-matching grid) used by scheme::advance.
+  [[nodiscard]] multirate_state& multirate() noexcept { return multirate_; }
+  [[nodiscard]] const multirate_state& multirate() const noexcept { return multirate_; }
+
+  void initialize(time_point t0) {
+    multirate_.reset(t0);
+    do_initialize(t0);
+  }
   /// Advance the state from t to t + h. Returns false if the state became invalid.
   bool step(time_point t, duration h) noexcept { return do_step(t, h); }
   void update_outputs(time_point t) noexcept { do_update_outputs(t); }
@@ -82,6 +90,7 @@ class subsystem {
   std::vector<double> output_values_;
   std::vector<variable_desc> variables_;
   duration step_size_{0};
+  multirate_state multirate_;
 };
 
 }  // namespace cosim

@@ -20,8 +20,7 @@ struct crane2_equilibrium {
 /// mechanism, f_h = -Mt A M^-1 (f - c) (001 Eq. (13) with wd_i = 0, the two-actuator form
 /// of 003 Eq. (15)), then per cylinder Newton-Raphson on 003 Eq. (17) for (p1, p2, kappa)
 /// from 003's guess (3.3 MPa, 4.4 MPa, 0.5) until the update is negligible (001 Eq. (41)).
-crane2_equilibrium solve_crane2_equilibrium(const mechanical_params& mp,
-                                            const hydraulic_params& hp,
+crane2_equilibrium solve_crane2_equilibrium(const mechanical_params& mp, const hydraulic_params& hp,
                                             int max_iterations = 50);
 
 /// Newton-Raphson on 003 Eq. (17) for one cylinder of length s0 that must deliver f_h at

@@ -16,15 +16,19 @@ enum class multibody_integrator { semi_implicit_euler, trapezoidal };
 class crane_multibody final : public subsystem {
  public:
   /// rim_outputs adds the outputs Mt_11 [kg] and ft_1 [N]: the effective mass and force
-  /// along s1 (001 Eqs. (12)-(13)) that a reduced interface model needs.
+  /// along s1 (001 Eqs. (12)-(13)) that a reduced interface model needs. rim_follow (f-s,
+  /// with rim_outputs) adds the inputs rim_s [m], rim_sd [m/s]: when a step ends at the time
+  /// of their newest sample, the state is projected onto that interface state
+  /// (project_interface in rim_crane.hpp).
   crane_multibody(std::string name, mechanical_params mp, hydraulic_params hp, coupling c,
-                  multibody_integrator integrator, const equilibrium& eq,
-                  bool rim_outputs = false);
+                  multibody_integrator integrator, const equilibrium& eq, bool rim_outputs = false,
+                  bool rim_follow = false);
 
   // Ports (indices are stable).
   static constexpr std::size_t out_s = 0, out_sd = 1;
   static constexpr std::size_t out_Mt11 = 2, out_ft1 = 3;  // with rim_outputs only
   static constexpr std::size_t in_fh = 0;          // f-s
+  static constexpr std::size_t in_rim_s = 1, in_rim_sd = 2;  // with rim_follow only
   static constexpr std::size_t in_p1 = 0, in_p2 = 1;  // p-s
 
   [[nodiscard]] const vec2& q() const noexcept { return q_; }
@@ -48,6 +52,7 @@ class crane_multibody final : public subsystem {
   multibody_integrator integrator_;
   equilibrium eq_;
   bool rim_outputs_ = false;
+  bool rim_follow_ = false;
   vec2 q_ = vec2::Zero();
   vec2 qd_ = vec2::Zero();
   double s_ = 0.0, sd_ = 0.0, th1_ = 0.0, th2_ = 0.0, th1d_ = 0.0, th2d_ = 0.0;

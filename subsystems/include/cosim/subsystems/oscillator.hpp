@@ -134,27 +134,29 @@ struct three_mass_params {
   double v10 = 10.0, v20 = 5.0, v30 = -10.0;  // [m/s]
 };
 /// 000 App. A.2 (the defaults above).
-inline three_mass_params a2_params() { return {}; }
+inline three_mass_params a2_params() {
+  return {};
+}
 oscillator_definition make_definition(const three_mass_params& p);
 
 /// 004 Sect. 3: double-mass triple-spring system (004 Eq. (2)) given by its motion
 /// x1 = C11 cos w1 t + C13 cos w2 t, x2 = C21 cos w1 t + C23 cos w2 t (004 Eq. (3)).
 struct params004 {
-  double fr = 30.0;     // FR = w1 / w2 (004 Eq. (5)); the paper sweeps 1.5 ... 100
-  double ar12 = 0.1;    // C11 / C23 (004 Sect. 3.2)
-  double ar1 = 0.1;     // C11 / C13
-  double ar2 = -1000.0; // C23 / C21
-  double zeta = 0.0;    // damping ratio of 004 Eq. (9), 0 ... 0.5 in the paper
-  double f1 = 1.0;      // w1 = 1 Hz (004 Eq. (4)) [Hz]
-  double c11 = 1.0;     // C11 = 1 m (004 Eq. (4)) [m]
-  double m1 = 1.0;      // [kg]; not printed, and the motion does not depend on it
+  double fr = 30.0;      // FR = w1 / w2 (004 Eq. (5)); the paper sweeps 1.5 ... 100
+  double ar12 = 0.1;     // C11 / C23 (004 Sect. 3.2)
+  double ar1 = 0.1;      // C11 / C13
+  double ar2 = -1000.0;  // C23 / C21
+  double zeta = 0.0;     // damping ratio of 004 Eq. (9), 0 ... 0.5 in the paper
+  double f1 = 1.0;       // w1 = 1 Hz (004 Eq. (4)) [Hz]
+  double c11 = 1.0;      // C11 = 1 m (004 Eq. (4)) [m]
+  double m1 = 1.0;       // [kg]; not printed, and the motion does not depend on it
 };
 /// Physical parameters of 004 Eq. (2) from the ratios (see oscillator.cpp for the
 /// derivation). Throws std::invalid_argument when FR <= 1 or the ratios admit no positive
 /// masses and springs.
 struct physical004 {
   double m1, m2, k1, k2, k3, c1, c3;
-  double w1, w2;             // [rad/s]
+  double w1, w2;              // [rad/s]
   double C11, C13, C21, C23;  // modal amplitudes of 004 Eq. (3) [m]
 };
 physical004 derive004(const params004& p);

@@ -19,8 +19,7 @@ namespace cosim::crane {
 /// s1'^2 + s1 s1'' = (L/2)(xB cos th1 + yB sin th1).
 inline double actuator1_second_derivative(const mechanical_params& p, double th1,
                                           const actuator_kinematics& k) noexcept {
-  return (0.5 * p.L * (p.xB * std::cos(th1) + p.yB * std::sin(th1)) - k.ds_dth1 * k.ds_dth1) /
-         k.s;
+  return (0.5 * p.L * (p.xB * std::cos(th1) + p.yB * std::sin(th1)) - k.ds_dth1 * k.ds_dth1) / k.s;
 }
 
 /// Actuator 2 as a function of phi = th1 - th2: s2, ds2/dphi and d^2 s2/dphi^2.
@@ -30,8 +29,7 @@ struct actuator2_kinematics {
   double d2s_dphi2 = 0.0;
 };
 
-inline actuator2_kinematics actuator2(const mechanical_params& p, double th1,
-                                      double th2) noexcept {
+inline actuator2_kinematics actuator2(const mechanical_params& p, double th1, double th2) noexcept {
   const double phi = th1 - th2;
   const double k = 0.25 * p.L * p.Lh;  // s2 s2' = -k sin(phi)
   actuator2_kinematics a;
@@ -106,6 +104,25 @@ reduced_interface<N> crane_reduced_interface(const mechanical_params& p, const v
   const interface_kinematics<N> k = crane_interface_kinematics<N>(p, q, qd);
   return effective_interface<N>(mass_matrix(p, q), k.A,
                                 gravity_forces(p, q) - velocity_terms(p, q, qd), k.Adot_v);
+}
+
+/// Mass-orthogonal projection of the multibody state onto the RIM's interface state
+/// (s, sd): q and qd move only along M^-1 A^T, the interface subspace of 001 Eq. (6). With
+/// A M^-1 B^T = 0 the admissible velocities w_a = B qd are unchanged, so the multibody keeps
+/// its own admissible motion and takes the interface motion the RIM integrated at h_S.
+/// Positions by three Newton corrections of s(q) = s (quadratic convergence; the mismatch
+/// is small), then velocities exactly.
+template <int N>
+void project_interface(const mechanical_params& p, vec2& q, vec2& qd, const interface_vector<N>& s,
+                       const interface_vector<N>& sd) noexcept {
+  for (int it = 0; it < 3; ++it) {
+    const interface_kinematics<N> k = crane_interface_kinematics<N>(p, q, qd);
+    const Eigen::Matrix<double, 2, N> G = mass_matrix(p, q).inverse() * k.A.transpose();
+    q += G * ((k.A * G).inverse() * (s - k.s));
+  }
+  const interface_kinematics<N> k = crane_interface_kinematics<N>(p, q, qd);
+  const Eigen::Matrix<double, 2, N> G = mass_matrix(p, q).inverse() * k.A.transpose();
+  qd += G * ((k.A * G).inverse() * (sd - k.A * qd));
 }
 
 }  // namespace cosim::crane

@@ -30,7 +30,8 @@
 //
 // Ports (N = 1: no suffix; N = 2: suffixes _1, _2):
 //   inputs  s, sd, kappa per actuator; rim: Mt_ij (i <= j) [kg], ft_i [N]
-//   outputs fh per actuator [N]
+//   outputs fh per actuator [N]; rim: rim_s [m], rim_sd [m/s] per actuator (the RIM state
+//           at the output time, for a multibody that follows the RIM)
 // Variables: p1, p2, kappa, fh per actuator (fh: 003 Eq. (8) at the output time);
 //   rim: rim_s, rim_sd per actuator.
 #include <array>
@@ -113,6 +114,7 @@ class hydraulics_unit final : public subsystem {
   force_output output_;
 
   std::array<std::size_t, N> in_s_{}, in_sd_{}, in_kappa_{}, in_ft_{}, out_fh_{};
+  std::array<std::size_t, N> out_rim_s_{}, out_rim_sd_{};
   std::array<std::size_t, N*(N + 1) / 2> in_Mt_{};  // (0,0), (0,1), (1,1)
 
   vecN p1_ = vecN::Zero(), p2_ = vecN::Zero();

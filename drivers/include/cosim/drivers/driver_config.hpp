@@ -1,0 +1,47 @@
+#pragma once
+// Plain configuration of one UDP driver (filled by rt_config from [drivers.<name>]).
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <netinet/in.h>
+
+#include "cosim/drivers/bench_protocol.hpp"
+
+namespace cosim::drivers {
+
+enum class driver_direction { input, output };
+
+struct channel_config {
+  std::string name;
+  double min = -std::numeric_limits<double>::infinity();
+  double max = std::numeric_limits<double>::infinity();
+  double initial = 0.0;      // input: value before the first packet
+  bool initial_set = false;  // given in the scenario (else the model may choose it)
+  double safe_value = 0.0;   // output: sent on a safety stop / operator signal
+  std::string from;          // output: "subsystem.port" feeding this channel
+};
+
+struct driver_config {
+  std::string name;
+  driver_direction direction = driver_direction::input;
+  std::string backend = "asio";      // asio | io_uring
+  std::string bind = "127.0.0.1:0";  // local address (input: where devices send to)
+  std::string to;                    // output: destination "host:port"
+  std::vector<std::string> peers;    // input: allowlist of "host:port" senders
+  message_type type = message_type::command;
+  std::vector<channel_config> channels;
+  double stale_after = 0.05;     // [s] no fresh packet for this long: hold and count
+  double stop_after = 0.5;       // [s] no fresh packet for this long: safety stop
+  double startup_timeout = 5.0;  // [s] before the first packet, stop only after this
+  int safe_repeats = 5;
+  int cpu = -1;  // I/O thread placement
+  int priority = 0;
+};
+
+/// "a.b.c.d:port" or "localhost:port" -> sockaddr_in. Returns false on anything else.
+bool parse_udp_address(const std::string& text, sockaddr_in& out) noexcept;
+std::string to_string(const sockaddr_in& a);
+
+}  // namespace cosim::drivers

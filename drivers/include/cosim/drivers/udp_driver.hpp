@@ -1,0 +1,188 @@
+#pragma once
+// UDP driver subsystems (issue 4).
+//
+//  - udp_input_driver: a remote device's channels appear as this subsystem's outputs.
+//    The I/O thread receives, applies hygiene (allowlist, decode status, sequence
+//    numbers, clamping) and writes the newest values into a latest_value slot; the
+//    subsystem's update_outputs (real-time thread) only reads that slot, never a socket.
+//    No fresh packet for stale_after: the last value is held and a stale event counted;
+//    for stop_after: the shared stop flag is raised (stop reason stale_input).
+//  - udp_output_driver: its inputs are sent once per macro step. update_outputs pushes an
+//    encoded datagram into an SPSC ring and wakes the I/O thread, which sends it.
+//    send_safe() sends every channel's safe_value safe_repeats times.
+//
+// driver_session starts every driver found in a system around a run and produces the
+// per-driver statistics and the fail-safe behaviour.
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cosim/drivers/bench_protocol.hpp"
+#include "cosim/drivers/driver_config.hpp"
+#include "cosim/drivers/sequence_tracker.hpp"
+#include "cosim/drivers/udp_backend.hpp"
+#include "cosim/runtime/executor.hpp"
+#include "cosim/runtime/latest_value.hpp"
+#include "cosim/runtime/rt_thread.hpp"
+#include "cosim/runtime/spsc_ring.hpp"
+#include "cosim/runtime/subsystem.hpp"
+
+namespace cosim {
+class json_writer;
+}
+
+namespace cosim::drivers {
+
+struct driver_stats {
+  std::string name;
+  std::string direction;
+  std::string backend;
+  std::uint64_t received = 0;  // accepted (fresh) datagrams
+  std::uint64_t sent = 0;
+  std::uint64_t lost = 0;
+  std::uint64_t duplicates = 0;
+  std::uint64_t out_of_order = 0;
+  std::uint64_t malformed = 0;
+  std::uint64_t rejected_source = 0;
+  std::uint64_t clamped = 0;  // channel values clamped into [min, max]
+  std::uint64_t stale_events = 0;
+  bool stale_stop = false;
+};
+
+/// Newest channel values of an input driver, with their CLOCK_MONOTONIC arrival time.
+struct input_values {
+  std::array<double, max_channels> v{};
+  std::int64_t arrival_ns = 0;
+};
+/// One macro step's channel values queued for sending by an output driver.
+struct output_values {
+  std::array<double, max_channels> v{};
+  std::int64_t t_ns = 0;
+};
+
+class udp_driver : public subsystem, protected datagram_handler {
+ public:
+  udp_driver(driver_config cfg);
+  ~udp_driver() override;
+
+  [[nodiscard]] const driver_config& config() const noexcept { return cfg_; }
+  [[nodiscard]] std::uint16_t local_port() const noexcept { return backend_->local_port(); }
+
+  /// Starts the I/O thread. stop_flag is raised by an input driver on stale input.
+  void start(std::atomic<bool>* stop_flag);
+  /// Stops and joins the I/O thread (idempotent).
+  void stop() noexcept;
+  /// Output drivers: the fail-safe values, safe_repeats times (after stop()).
+  virtual void send_safe() noexcept {}
+  [[nodiscard]] virtual driver_stats stats() const;
+  [[nodiscard]] virtual bool stale_stop() const noexcept { return false; }
+
+ protected:
+  void on_datagram(std::span<const std::byte>, const sockaddr_in&, std::int64_t) noexcept override {
+  }
+  void on_wake() noexcept override {}
+
+  driver_config cfg_;
+  std::unique_ptr<udp_backend> backend_;
+  std::atomic<bool>* stop_flag_ = nullptr;
+  std::atomic<std::uint64_t> sent_{0};
+
+ private:
+  std::unique_ptr<rt_thread> io_;
+};
+
+class udp_input_driver final : public udp_driver {
+ public:
+  explicit udp_input_driver(driver_config cfg);
+  driver_stats stats() const override;
+  bool stale_stop() const noexcept override { return stale_stop_.load(std::memory_order_relaxed); }
+  /// Value of a channel before the first packet unless the scenario set `initial`.
+  void set_default_initial(std::size_t channel, double value) noexcept;
+
+ private:
+  using values = input_values;
+  bool do_step(time_point, duration) noexcept override { return true; }
+  void do_update_outputs(time_point t) noexcept override;
+  void on_datagram(std::span<const std::byte> data, const sockaddr_in& from,
+                   std::int64_t arrival_ns) noexcept override;
+  void on_wake() noexcept override;
+
+  std::vector<sockaddr_in> peers_;
+  // Start of the run announced to the peers with one heartbeat each (devices started
+  // with --sync align their clock to it).
+  std::atomic<bool> announce_{false};
+  std::uint32_t heartbeat_seq_ = 0;
+  std::vector<sequence_tracker> trackers_;  // one per peer (I/O thread)
+  std::vector<int> run_of_old_;             // consecutive out-of-order per peer
+  latest_value<values> slot_;
+  // Real-time side.
+  values current_{};
+  std::uint64_t version_ = 0;
+  std::int64_t first_update_ns_ = 0;
+  bool stale_ = false;
+  // Statistics (single writer each, read after the run).
+  std::atomic<std::uint64_t> received_{0}, lost_{0}, dup_{0}, ooo_{0}, malformed_{0}, rejected_{0},
+      clamped_{0}, stale_events_{0};
+  std::atomic<bool> stale_stop_{false};
+};
+
+class udp_output_driver final : public udp_driver {
+ public:
+  explicit udp_output_driver(driver_config cfg);
+  void send_safe() noexcept override;
+  driver_stats stats() const override;
+
+ private:
+  using packet = output_values;
+  bool do_step(time_point, duration) noexcept override { return true; }
+  void do_update_outputs(time_point t) noexcept override;
+  void on_wake() noexcept override;
+  void send_values(const std::array<double, max_channels>& v) noexcept;
+
+  sockaddr_in to_{};
+  spsc_ring<packet> ring_{1024};
+  std::uint32_t sequence_ = 0;  // I/O thread (then the stopping thread)
+  std::atomic<std::uint64_t> ring_drops_{0};
+};
+
+/// Creates the driver subsystem for cfg (binds its socket). Throws cosim::error naming
+/// drivers.<name>.<key> on a bad address, a port in use or an unavailable backend.
+std::unique_ptr<udp_driver> make_driver(const driver_config& cfg);
+
+/// Every udp_driver in sys.
+std::vector<udp_driver*> find_drivers(system& sys);
+
+/// Starts the drivers of a system for one run. stop_flag() combines the caller's stop
+/// request (operator signal) and the drivers' stale-input stop; pass it to the executor.
+/// finish() stops the I/O threads, sends fail-safe values unless the run completed and
+/// rewrites the stop reason to stale_input when that caused the stop. The destructor
+/// does the same (fail-safe) if finish() was not called, e.g. on an exception.
+class driver_session {
+ public:
+  driver_session(system& sys, const std::atomic<bool>* external_stop);
+  driver_session(const driver_session&) = delete;
+  driver_session& operator=(const driver_session&) = delete;
+  ~driver_session();
+
+  [[nodiscard]] bool empty() const noexcept { return drivers_.empty(); }
+  [[nodiscard]] const std::atomic<bool>* stop_flag() const noexcept { return &stop_; }
+  void finish(run_outcome& out);
+  [[nodiscard]] std::vector<driver_stats> stats() const;
+  /// "drivers": [...] for summary.json.
+  void write_json(json_writer& j) const;
+
+ private:
+  void shutdown(bool fail_safe) noexcept;
+
+  std::vector<udp_driver*> drivers_;
+  const std::atomic<bool>* external_ = nullptr;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> forward_done_{false};
+  std::thread forwarder_;
+  bool finished_ = false;
+};
+
+}  // namespace cosim::drivers

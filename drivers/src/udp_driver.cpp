@@ -1,0 +1,355 @@
+#include "cosim/drivers/udp_driver.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "cosim/runtime/error.hpp"
+#include "cosim/runtime/json_writer.hpp"
+#include "cosim/runtime/system.hpp"
+
+namespace cosim::drivers {
+
+namespace {
+
+sockaddr_in parse_or_fail(const std::string& text, const std::string& key) {
+  sockaddr_in a{};
+  COSIM_INPUT_CHECK(parse_udp_address(text, a), errc::config_value,
+                    key + " = \"" + text + "\": not an IPv4 \"host:port\" address");
+  return a;
+}
+
+bool same_endpoint(const sockaddr_in& a, const sockaddr_in& b) noexcept {
+  return a.sin_addr.s_addr == b.sin_addr.s_addr && a.sin_port == b.sin_port;
+}
+
+std::int64_t seconds_to_ns(double s) noexcept {
+  return static_cast<std::int64_t>(std::llround(s * 1e9));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------- udp_driver
+
+udp_driver::udp_driver(driver_config cfg) : subsystem(cfg.name), cfg_(std::move(cfg)) {
+  const std::string base = "drivers." + cfg_.name;
+  COSIM_INPUT_CHECK(!cfg_.channels.empty() && cfg_.channels.size() <= max_channels,
+                    errc::config_value, base + ".channels: between 1 and 16 channels are required");
+  const sockaddr_in bind_addr = parse_or_fail(cfg_.bind, base + ".bind");
+  backend_ =
+      make_backend(cfg_.backend, bind_addr, base + (cfg_.backend == "asio" ? ".bind" : ".backend"));
+}
+
+udp_driver::~udp_driver() {
+  stop();
+}
+
+void udp_driver::start(std::atomic<bool>* stop_flag) {
+  stop_flag_ = stop_flag;
+  if (io_) return;
+  rt_thread_config tc;
+  tc.name = "io-" + cfg_.name;
+  tc.cpu = cfg_.cpu;
+  tc.priority = cfg_.priority;
+  io_ = std::make_unique<rt_thread>(tc, [this] { backend_->run(*this); });
+}
+
+void udp_driver::stop() noexcept {
+  if (!io_) return;
+  backend_->stop();
+  io_.reset();  // joins
+}
+
+driver_stats udp_driver::stats() const {
+  driver_stats s;
+  s.name = name();
+  s.direction = cfg_.direction == driver_direction::input ? "input" : "output";
+  s.backend = cfg_.backend;
+  s.sent = sent_.load();
+  return s;
+}
+
+// ---------------------------------------------------------------------- udp_input_driver
+
+udp_input_driver::udp_input_driver(driver_config cfg) : udp_driver(std::move(cfg)) {
+  const std::string base = "drivers." + cfg_.name;
+  COSIM_INPUT_CHECK(!cfg_.peers.empty(), errc::config_value,
+                    base +
+                        ".peers: an input driver needs an allowlist of sender addresses, e.g. "
+                        "peers = [\"127.0.0.1:5601\"]");
+  for (const auto& p : cfg_.peers) peers_.push_back(parse_or_fail(p, base + ".peers"));
+  trackers_.resize(peers_.size());
+  run_of_old_.assign(peers_.size(), 0);
+  for (std::size_t i = 0; i < cfg_.channels.size(); ++i) {
+    add_output({cfg_.channels[i].name, "1", port_role::signal});
+    current_.v[i] = cfg_.channels[i].initial;
+  }
+  for (std::size_t i = 0; i < cfg_.channels.size(); ++i) set_output(i, current_.v[i]);
+}
+
+void udp_input_driver::on_datagram(std::span<const std::byte> data, const sockaddr_in& from,
+                                   std::int64_t arrival_ns) noexcept {
+  // 1. Allowlist first: a foreign sender costs no decoding.
+  std::size_t peer = peers_.size();
+  for (std::size_t i = 0; i < peers_.size(); ++i)
+    if (same_endpoint(peers_[i], from)) peer = i;
+  if (peer == peers_.size()) {
+    rejected_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  // 2. Framing: size, magic, version, type, length, CRC; then the expected type and size.
+  bench_message m{};
+  if (decode(data, m) != decode_status::ok) {
+    malformed_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (m.type == message_type::heartbeat) return;  // liveness only
+  if (m.type != cfg_.type || m.channel_count < cfg_.channels.size()) {
+    malformed_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  for (std::size_t i = 0; i < cfg_.channels.size(); ++i) {
+    if (!std::isfinite(m.channels[i])) {
+      malformed_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+  }
+  // 3. Sequence numbers: only the newest counts.
+  sequence_tracker& tr = trackers_[peer];
+  sequence_class c = tr.observe(m.sequence);
+  if (c == sequence_class::out_of_order && ++run_of_old_[peer] >= 16) {
+    // A run of "old" datagrams: the sender restarted its numbering.
+    tr.reset();
+    c = tr.observe(m.sequence);
+  }
+  std::uint64_t l = 0, d = 0, o = 0;
+  for (const auto& t : trackers_) {
+    l += t.lost();
+    d += t.duplicates();
+    o += t.out_of_order();
+  }
+  lost_.store(l, std::memory_order_relaxed);
+  dup_.store(d, std::memory_order_relaxed);
+  ooo_.store(o, std::memory_order_relaxed);
+  if (c != sequence_class::fresh) return;
+  run_of_old_[peer] = 0;
+  // 4. Range: clamp into [min, max].
+  values v;
+  v.arrival_ns = arrival_ns;
+  std::uint64_t clamped = 0;
+  for (std::size_t i = 0; i < cfg_.channels.size(); ++i) {
+    const auto& ch = cfg_.channels[i];
+    const double x = std::clamp(m.channels[i], ch.min, ch.max);
+    if (x != m.channels[i]) ++clamped;
+    v.v[i] = x;
+  }
+  if (clamped != 0) clamped_.fetch_add(clamped, std::memory_order_relaxed);
+  slot_.write(v);
+  received_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void udp_input_driver::do_update_outputs(time_point /*t*/) noexcept {
+  const std::int64_t now = monotonic_now_ns();
+  if (first_update_ns_ == 0) {
+    first_update_ns_ = now;
+    announce_.store(true, std::memory_order_release);
+    backend_->wake();
+  }
+  slot_.read_if_newer(current_, version_);
+  std::int64_t age = 0;
+  std::int64_t stop_limit = seconds_to_ns(cfg_.stop_after);
+  if (version_ == 0) {
+    age = now - first_update_ns_;
+    stop_limit = seconds_to_ns(std::max(cfg_.startup_timeout, cfg_.stop_after));
+  } else {
+    age = now - current_.arrival_ns;
+    const bool stale = age > seconds_to_ns(cfg_.stale_after);
+    if (stale && !stale_) stale_events_.fetch_add(1, std::memory_order_relaxed);
+    stale_ = stale;
+  }
+  if (age > stop_limit && !stale_stop_.load(std::memory_order_relaxed)) {
+    stale_stop_.store(true, std::memory_order_relaxed);
+    if (stop_flag_ != nullptr) stop_flag_->store(true, std::memory_order_release);
+  }
+  // Stale: the last value is held (current_ is unchanged).
+  for (std::size_t i = 0; i < cfg_.channels.size(); ++i) set_output(i, current_.v[i]);
+}
+
+void udp_input_driver::set_default_initial(std::size_t channel, double value) noexcept {
+  if (channel >= cfg_.channels.size() || cfg_.channels[channel].initial_set) return;
+  cfg_.channels[channel].initial = value;
+  current_.v[channel] = value;
+  set_output(channel, value);
+}
+
+void udp_input_driver::on_wake() noexcept {
+  if (!announce_.exchange(false, std::memory_order_acq_rel)) return;
+  bench_message m{};
+  m.type = message_type::heartbeat;
+  m.timestamp_ns = static_cast<std::uint64_t>(monotonic_now_ns());
+  std::array<std::byte, max_datagram_size> buf{};
+  for (const auto& p : peers_) {
+    m.sequence = heartbeat_seq_++;
+    const std::size_t n = encode(m, buf);
+    if (n != 0 && backend_->send_to(std::span<const std::byte>(buf.data(), n), p))
+      sent_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+driver_stats udp_input_driver::stats() const {
+  driver_stats s = udp_driver::stats();
+  s.received = received_.load();
+  s.lost = lost_.load();
+  s.duplicates = dup_.load();
+  s.out_of_order = ooo_.load();
+  s.malformed = malformed_.load();
+  s.rejected_source = rejected_.load();
+  s.clamped = clamped_.load();
+  s.stale_events = stale_events_.load();
+  s.stale_stop = stale_stop_.load();
+  return s;
+}
+
+// --------------------------------------------------------------------- udp_output_driver
+
+udp_output_driver::udp_output_driver(driver_config cfg) : udp_driver(std::move(cfg)) {
+  const std::string base = "drivers." + cfg_.name;
+  COSIM_INPUT_CHECK(!cfg_.to.empty(), errc::config_value,
+                    base + ".to: an output driver needs a destination");
+  to_ = parse_or_fail(cfg_.to, base + ".to");
+  for (const auto& ch : cfg_.channels) add_input({ch.name, "1", port_role::signal});
+}
+
+void udp_output_driver::do_update_outputs(time_point t) noexcept {
+  packet p;
+  p.t_ns = t.time_since_epoch().count();
+  for (std::size_t i = 0; i < cfg_.channels.size(); ++i) {
+    const double x = in(i, t);
+    p.v[i] = std::isfinite(x) ? std::clamp(x, cfg_.channels[i].min, cfg_.channels[i].max)
+                              : cfg_.channels[i].safe_value;
+  }
+  if (!ring_.try_push(p)) ring_drops_.fetch_add(1, std::memory_order_relaxed);
+  backend_->wake();
+}
+
+void udp_output_driver::send_values(const std::array<double, max_channels>& v) noexcept {
+  bench_message m{};
+  m.type = cfg_.type;
+  m.sequence = sequence_++;
+  m.timestamp_ns = static_cast<std::uint64_t>(monotonic_now_ns());
+  m.channel_count = static_cast<std::uint16_t>(cfg_.channels.size());
+  m.channels = v;
+  std::array<std::byte, max_datagram_size> buf{};
+  const std::size_t n = encode(m, buf);
+  if (n != 0 && backend_->send_to(std::span<const std::byte>(buf.data(), n), to_))
+    sent_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void udp_output_driver::on_wake() noexcept {
+  packet p;
+  while (ring_.try_pop(p)) send_values(p.v);
+}
+
+void udp_output_driver::send_safe() noexcept {
+  on_wake();  // whatever was queued before the stop goes first
+  std::array<double, max_channels> v{};
+  for (std::size_t i = 0; i < cfg_.channels.size(); ++i) v[i] = cfg_.channels[i].safe_value;
+  for (int k = 0; k < cfg_.safe_repeats; ++k) send_values(v);
+}
+
+driver_stats udp_output_driver::stats() const {
+  driver_stats s = udp_driver::stats();
+  return s;
+}
+
+// ------------------------------------------------------------------------------ factory
+
+std::unique_ptr<udp_driver> make_driver(const driver_config& cfg) {
+  if (cfg.direction == driver_direction::input) return std::make_unique<udp_input_driver>(cfg);
+  return std::make_unique<udp_output_driver>(cfg);
+}
+
+std::vector<udp_driver*> find_drivers(system& sys) {
+  std::vector<udp_driver*> out;
+  for (std::size_t i = 0; i < sys.size(); ++i)
+    if (auto* d = dynamic_cast<udp_driver*>(&sys.at(i))) out.push_back(d);
+  return out;
+}
+
+// ------------------------------------------------------------------------------ session
+
+driver_session::driver_session(system& sys, const std::atomic<bool>* external_stop)
+    : drivers_(find_drivers(sys)), external_(external_stop) {
+  if (drivers_.empty()) return;
+  try {
+    for (auto* d : drivers_) d->start(&stop_);
+  } catch (...) {
+    shutdown(true);
+    throw;
+  }
+  // Forwards the operator's stop request into the combined flag the executor watches.
+  forwarder_ = std::thread([this] {
+    while (!forward_done_.load(std::memory_order_acquire)) {
+      if (external_ != nullptr && external_->load(std::memory_order_relaxed))
+        stop_.store(true, std::memory_order_release);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+}
+
+driver_session::~driver_session() {
+  if (!finished_) shutdown(true);
+}
+
+void driver_session::shutdown(bool fail_safe) noexcept {
+  forward_done_.store(true, std::memory_order_release);
+  if (forwarder_.joinable()) forwarder_.join();
+  for (auto* d : drivers_) d->stop();
+  if (fail_safe)
+    for (auto* d : drivers_) d->send_safe();
+  finished_ = true;
+}
+
+void driver_session::finish(run_outcome& out) {
+  if (finished_) return;
+  std::string stale;
+  for (auto* d : drivers_)
+    if (d->stale_stop()) stale += (stale.empty() ? "" : ", ") + d->name();
+  const bool external = external_ != nullptr && external_->load();
+  if (!stale.empty() && !external && out.status != run_status::completed) {
+    out.status = run_status::safety_stop;
+    out.stop_reason = "stale_input";
+    out.message = "no fresh input from driver(s) " + stale + " within stop_after";
+  }
+  shutdown(out.status != run_status::completed);
+}
+
+std::vector<driver_stats> driver_session::stats() const {
+  std::vector<driver_stats> v;
+  for (auto* d : drivers_) v.push_back(d->stats());
+  return v;
+}
+
+void driver_session::write_json(json_writer& j) const {
+  j.key("drivers").begin_array();
+  for (const auto& s : stats()) {
+    j.begin_object();
+    j.key("name").value(s.name);
+    j.key("direction").value(s.direction);
+    j.key("backend").value(s.backend);
+    j.key("received").value(static_cast<std::int64_t>(s.received));
+    j.key("sent").value(static_cast<std::int64_t>(s.sent));
+    j.key("lost").value(static_cast<std::int64_t>(s.lost));
+    j.key("duplicates").value(static_cast<std::int64_t>(s.duplicates));
+    j.key("out_of_order").value(static_cast<std::int64_t>(s.out_of_order));
+    j.key("malformed").value(static_cast<std::int64_t>(s.malformed));
+    j.key("rejected_source").value(static_cast<std::int64_t>(s.rejected_source));
+    j.key("clamped").value(static_cast<std::int64_t>(s.clamped));
+    j.key("stale_events").value(static_cast<std::int64_t>(s.stale_events));
+    j.end_object();
+  }
+  j.end_array();
+}
+
+}  // namespace cosim::drivers

@@ -1,0 +1,222 @@
+// UDP drivers on loopback without an executor: hygiene counters, staleness, stop flag,
+// output per update and fail-safe values. Ports: the drivers bind port 0 and report it.
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "cosim/drivers/udp_driver.hpp"
+#include "cosim/runtime/error.hpp"
+
+namespace {
+
+using namespace cosim::drivers;
+using namespace std::chrono_literals;
+
+struct test_socket {
+  int fd = -1;
+  sockaddr_in addr{};
+  test_socket() {
+    fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  }
+  ~test_socket() { ::close(fd); }
+  std::string name() const { return to_string(addr); }
+  void send_raw(std::span<const std::byte> d, std::uint16_t port) const {
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    to.sin_port = htons(port);
+    ::sendto(fd, d.data(), d.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
+  }
+  void send(message_type type, std::uint32_t seq, std::vector<double> v, std::uint16_t port) const {
+    bench_message m{};
+    m.type = type;
+    m.sequence = seq;
+    m.channel_count = static_cast<std::uint16_t>(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) m.channels[i] = v[i];
+    std::array<std::byte, max_datagram_size> buf{};
+    const std::size_t n = encode(m, buf);
+    send_raw(std::span<const std::byte>(buf.data(), n), port);
+  }
+  bool receive(bench_message& m, int timeout_ms = 500) const {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, timeout_ms) <= 0) return false;
+    std::array<std::byte, 2048> buf{};
+    const auto n = ::recv(fd, buf.data(), buf.size(), 0);
+    return n > 0 && decode(std::span<const std::byte>(buf.data(), static_cast<std::size_t>(n)),
+                           m) == decode_status::ok;
+  }
+};
+
+driver_config input_config(const test_socket& peer) {
+  driver_config c;
+  c.name = "joystick";
+  c.direction = driver_direction::input;
+  c.bind = "127.0.0.1:0";
+  c.peers = {peer.name()};
+  c.type = message_type::command;
+  channel_config k;
+  k.name = "kappa";
+  k.min = 0.0;
+  k.max = 1.0;
+  k.initial = 0.25;
+  c.channels = {k};
+  c.stale_after = 0.05;
+  c.stop_after = 0.2;
+  return c;
+}
+
+// Waits until pred() or 2 s.
+template <class F>
+bool eventually(F pred) {
+  for (int i = 0; i < 400; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return pred();
+}
+
+TEST(UdpInputDriver, DeliversNewestValueAndCountsHygiene) {
+  test_socket peer, stranger;
+  auto d = make_driver(input_config(peer));
+  auto* in = dynamic_cast<udp_input_driver*>(d.get());
+  ASSERT_NE(in, nullptr);
+  std::atomic<bool> stop{false};
+  d->start(&stop);
+  const std::uint16_t port = d->local_port();
+  ASSERT_NE(port, 0);
+  const cosim::time_point t0{};
+  d->update_outputs(t0);
+  EXPECT_EQ(d->output(0), 0.25);  // initial until the first packet
+
+  peer.send(message_type::command, 10, {0.5}, port);
+  ASSERT_TRUE(eventually([&] { return d->stats().received == 1; }));
+  d->update_outputs(t0);
+  EXPECT_EQ(d->output(0), 0.5);
+
+  peer.send(message_type::command, 10, {0.9}, port);      // duplicate
+  peer.send(message_type::command, 9, {0.9}, port);       // out of order
+  peer.send(message_type::command, 13, {1.5}, port);      // 2 lost, clamped to 1
+  stranger.send(message_type::command, 14, {0.1}, port);  // not allowlisted
+  std::array<std::byte, 8> junk{};
+  peer.send_raw(junk, port);  // too short
+  ASSERT_TRUE(eventually([&] {
+    const auto s = d->stats();
+    return s.received == 2 && s.malformed == 1 && s.rejected_source == 1;
+  }));
+  const driver_stats s = d->stats();
+  EXPECT_EQ(s.duplicates, 1U);
+  EXPECT_EQ(s.out_of_order, 1U);
+  EXPECT_EQ(s.lost, 2U);
+  EXPECT_EQ(s.clamped, 1U);
+  d->update_outputs(t0);
+  EXPECT_EQ(d->output(0), 1.0);
+  EXPECT_FALSE(stop.load());
+  d->stop();
+}
+
+TEST(UdpInputDriver, StaleHoldsThenStops) {
+  test_socket peer;
+  auto d = make_driver(input_config(peer));
+  std::atomic<bool> stop{false};
+  d->start(&stop);
+  peer.send(message_type::command, 1, {0.75}, d->local_port());
+  ASSERT_TRUE(eventually([&] { return d->stats().received == 1; }));
+  d->update_outputs({});
+  EXPECT_EQ(d->stats().stale_events, 0U);
+  std::this_thread::sleep_for(80ms);  // > stale_after
+  d->update_outputs({});
+  EXPECT_EQ(d->output(0), 0.75);  // held
+  EXPECT_EQ(d->stats().stale_events, 1U);
+  EXPECT_FALSE(stop.load());
+  std::this_thread::sleep_for(150ms);  // > stop_after
+  d->update_outputs({});
+  EXPECT_TRUE(stop.load());
+  EXPECT_TRUE(d->stale_stop());
+  EXPECT_EQ(d->stats().stale_events, 1U);  // one event per fresh -> stale transition
+  d->stop();
+}
+
+TEST(UdpOutputDriver, SendsEveryUpdateThenSafeValues) {
+  test_socket valve;
+  driver_config c;
+  c.name = "valve";
+  c.direction = driver_direction::output;
+  c.bind = "127.0.0.1:0";
+  c.to = valve.name();
+  c.type = message_type::valve_command;
+  channel_config k;
+  k.name = "kappa";
+  k.safe_value = 0.125;
+  k.from = "x.y";
+  c.channels = {k};
+  c.safe_repeats = 3;
+  auto d = make_driver(c);
+  std::atomic<bool> stop{false};
+  d->start(&stop);
+  d->input(0).set_initial({}, 0.5);
+  for (int i = 0; i < 5; ++i)
+    d->update_outputs(cosim::time_point{} + cosim::duration{i * 1'000'000});
+  for (std::uint32_t i = 0; i < 5; ++i) {
+    bench_message m{};
+    ASSERT_TRUE(valve.receive(m));
+    EXPECT_EQ(m.type, message_type::valve_command);
+    EXPECT_EQ(m.sequence, i);
+    EXPECT_EQ(m.channels[0], 0.5);
+  }
+  d->stop();
+  d->send_safe();
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    bench_message m{};
+    ASSERT_TRUE(valve.receive(m));
+    EXPECT_EQ(m.sequence, 5 + i);
+    EXPECT_EQ(m.channels[0], 0.125);
+  }
+  bench_message extra{};
+  EXPECT_FALSE(valve.receive(extra, 100));
+  EXPECT_EQ(d->stats().sent, 8U);
+}
+
+TEST(UdpDriverConfig, RefusesBadInputNamingTheKey) {
+  test_socket peer;
+  driver_config c = input_config(peer);
+  c.peers.clear();
+  try {
+    (void)make_driver(c);
+    FAIL() << "no allowlist accepted";
+  } catch (const cosim::error& e) {
+    EXPECT_NE(std::string(e.what()).find("drivers.joystick.peers"), std::string::npos) << e.what();
+  }
+  c = input_config(peer);
+  c.bind = "127.0.0.300:1";
+  try {
+    (void)make_driver(c);
+    FAIL() << "bad address accepted";
+  } catch (const cosim::error& e) {
+    EXPECT_NE(std::string(e.what()).find("drivers.joystick.bind"), std::string::npos) << e.what();
+  }
+  c = input_config(peer);
+  c.bind = peer.name();  // in use by the test socket
+  try {
+    (void)make_driver(c);
+    FAIL() << "port in use accepted";
+  } catch (const cosim::error& e) {
+    EXPECT_NE(std::string(e.what()).find("drivers.joystick.bind"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("in use"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace

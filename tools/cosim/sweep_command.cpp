@@ -1,0 +1,309 @@
+// cosim sweep: one run per value of one key, in parallel, with error measures against a
+// reference (a CSV, or each run's own oscillator closed form).
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "commands.hpp"
+#include "cosim/rt_config/model_registry.hpp"
+#include "cosim/runtime/error.hpp"
+#include "csv_table.hpp"
+#include "error_measures.hpp"
+
+namespace cosim::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* closed_form = "closed-form";
+
+struct sweep_request {
+  std::string scenario;
+  std::string key;
+  std::vector<std::string> values;
+  std::vector<std::string> sets;
+  std::string reference;
+  std::vector<std::string> columns;
+  int jobs = 0;
+  std::string out;
+};
+
+struct sweep_row {
+  std::string value;
+  std::string status = "error";
+  std::string stop_reason = "bad_input";
+  std::string message;
+  std::vector<double> max_abs, rms;  // per column
+  std::vector<double> position;      // 004 Eq. (7) per position column (closed form)
+  double energy = std::numeric_limits<double>::quiet_NaN();  // 004 Eq. (8)
+  double sum_abs_dE = std::numeric_limits<double>::quiet_NaN();
+  double wall_time_s = std::numeric_limits<double>::quiet_NaN();
+};
+
+std::string num(double v) {
+  if (std::isnan(v)) return "nan";
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return {buf, r.ptr};
+}
+
+std::string dir_name(const std::string& key, const std::string& value) {
+  std::string s = key + "=" + value;
+  for (char& c : s)
+    if (c == '/' || c == '\\' || c == ' ') c = '_';
+  return s;
+}
+
+bool is_residual_column(const std::string& c) {
+  return c == "dP" || c == "dE" || c == "sum_abs_dE";
+}
+
+/// Everything fixed before the runs start, shared read-only by the workers.
+struct sweep_plan {
+  sweep_request req;
+  std::optional<csv_table> reference_file;
+  bool closed = false;
+  std::vector<std::string> columns;   // compared columns
+  std::vector<std::string> position;  // x1..xn for the closed form
+};
+
+void run_one(const sweep_plan& plan, std::size_t i, sweep_row& row) {
+  const sweep_request& q = plan.req;
+  row.value = q.values[i];
+  run_request rr;
+  rr.scenario = q.scenario;
+  rr.sets = q.sets;
+  rr.sets.push_back(q.key + "=" + q.values[i]);
+  rr.out_dir = (fs::path(q.out) / dir_name(q.key, q.values[i])).string();
+  rr.quiet = true;
+  try {
+    const run_report rep = run_scenario(rr, &operator_stop_flag());
+    row.status = to_string(rep.outcome.status);
+    row.stop_reason = rep.outcome.stop_reason;
+    row.message = rep.outcome.message;
+    row.sum_abs_dE = rep.outcome.energy_residual;
+    row.wall_time_s = rep.outcome.wall_time_s;
+    const csv_table res = read_csv(rep.results_csv);
+    if (res.rows.empty()) return;
+    if (plan.closed) {
+      const auto def = config::oscillator_definition_of(rep.sc);
+      std::vector<double> times;
+      for (const auto& r : res.rows) times.push_back(r[0]);
+      const csv_table ref = oscillator_reference_table(*def, times);
+      for (const auto& d : compare(ref, res, plan.columns)) {
+        row.max_abs.push_back(d.max_abs);
+        row.rms.push_back(d.rms);
+      }
+      const oscillator_errors e = oscillator_errors_004(*def, rep.sc.run.duration, res, ref);
+      row.position = e.position;
+      row.energy = e.energy;
+    } else if (plan.reference_file) {
+      // The reference interpolated to this run's rows.
+      for (const auto& d : compare(*plan.reference_file, res, plan.columns)) {
+        row.max_abs.push_back(d.samples > 0 ? d.max_abs : std::nan(""));
+        row.rms.push_back(d.samples > 0 ? d.rms : std::nan(""));
+      }
+    }
+  } catch (const std::exception& e) {
+    row.status = "error";
+    row.stop_reason = "bad_input";
+    row.message = e.what();
+  }
+}
+
+std::vector<std::string> header(const sweep_plan& p) {
+  std::vector<std::string> h{"value", "status", "stop_reason"};
+  for (const auto& c : p.columns) {
+    h.push_back(c + "_max");
+    h.push_back(c + "_rms");
+  }
+  for (const auto& c : p.position) h.push_back("pos_err_" + c);
+  if (p.closed) h.push_back("energy_err");
+  h.insert(h.end(), {"sum_abs_dE", "wall_time_s"});
+  return h;
+}
+
+std::vector<std::string> cells(const sweep_plan& p, const sweep_row& r) {
+  std::vector<std::string> c{r.value, r.status, r.stop_reason};
+  for (std::size_t i = 0; i < p.columns.size(); ++i) {
+    c.push_back(num(i < r.max_abs.size() ? r.max_abs[i] : std::nan("")));
+    c.push_back(num(i < r.rms.size() ? r.rms[i] : std::nan("")));
+  }
+  for (std::size_t i = 0; i < p.position.size(); ++i)
+    c.push_back(num(i < r.position.size() ? r.position[i] : std::nan("")));
+  if (p.closed) c.push_back(num(r.energy));
+  c.push_back(num(r.sum_abs_dE));
+  c.push_back(num(r.wall_time_s));
+  return c;
+}
+
+sweep_plan make_plan(const sweep_request& q) {
+  sweep_plan p;
+  p.req = q;
+  COSIM_INPUT_CHECK(!q.key.empty(), errc::config_key, "sweep: --key is required");
+  COSIM_INPUT_CHECK(!q.values.empty(), errc::config_key,
+                    "sweep: --values needs at least one value");
+  for (const auto& v : q.values)
+    COSIM_INPUT_CHECK(!v.empty(), errc::config_value, "sweep: --values contains an empty value");
+  COSIM_INPUT_CHECK(q.key.find('=') == std::string::npos, errc::config_key,
+                    "sweep: --key " + q.key + ": give the key only, values go to --values");
+  // Bad scenario files and --set keys fail here, before anything runs.
+  const config::scenario base = config::load_scenario(q.scenario, q.sets);
+  if (q.reference == closed_form) {
+    const auto def = config::oscillator_definition_of(base);
+    COSIM_INPUT_CHECK(def.has_value(), errc::config_value,
+                      "sweep: --reference closed-form needs an oscillator scenario, not model '" +
+                          base.model + "'");
+    p.closed = true;
+    for (std::size_t i = 0; i < def->size(); ++i) p.position.push_back(state_column('x', i));
+    if (q.columns.empty()) {
+      p.columns = p.position;
+      for (std::size_t i = 0; i < def->size(); ++i) p.columns.push_back(state_column('v', i));
+    }
+  } else if (!q.reference.empty()) {
+    p.reference_file = read_csv(q.reference);
+    if (q.columns.empty()) {
+      // Columns the scenario records and the reference has.
+      const auto built = config::build(base);
+      for (const std::string& c : result_columns(built->sys))
+        if (c != "t" && !is_residual_column(c) && p.reference_file->column(c) >= 0)
+          p.columns.push_back(c);
+      COSIM_INPUT_CHECK(!p.columns.empty(), errc::config_value,
+                        "sweep: " + q.reference + " shares no column with the scenario's results");
+    }
+  }
+  if (!q.columns.empty()) {
+    COSIM_INPUT_CHECK(!q.reference.empty(), errc::config_key, "sweep: --columns needs --reference");
+    p.columns = q.columns;
+    if (p.reference_file)
+      for (const auto& c : p.columns)
+        COSIM_INPUT_CHECK(p.reference_file->column(c) >= 0, errc::config_value,
+                          "sweep: " + q.reference + " has no column '" + c + "'");
+  }
+  return p;
+}
+
+}  // namespace
+
+command add_sweep_command(CLI::App& app) {
+  auto q = std::make_shared<sweep_request>();
+  auto* cmd = app.add_subcommand(
+      "sweep",
+      "Run a scenario once per value of one key, in parallel (in-process, one thread per job),\n"
+      "each into DIR/<key>=<value>/, and write DIR/sweep.csv with one row per value in input\n"
+      "order: value, status, stop_reason, max and RMS error per column against the reference\n"
+      "(when given), the 004 position error (Eq. 7) per xi and energy error (Eq. 8) when the\n"
+      "reference is an oscillator closed form, sum |dE| and the run's wall time.\n"
+      "  --reference FILE.csv   e.g. from cosim reference; interpolated to each run's rows\n"
+      "  --reference closed-form  each run's own oscillator closed form (follows the swept\n"
+      "                         parameters, e.g. --key model.fr)\n"
+      "Example: cosim sweep oscillator004.toml --key model.fr --values 1.5,10,30,100\n"
+      "           --set coupling.extrapolation=3 --reference closed-form --out results/fr\n"
+      "Exit code: 0 all runs completed, 1 some run stopped early, 2 bad input (for the sweep,\n"
+      "or for some value: that row has status 'error').");
+  cmd->add_option("scenario", q->scenario, "Scenario TOML file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--key", q->key, "Key to sweep, e.g. run.macro_step or model.fr")->required();
+  cmd->add_option("--values", q->values, "Comma-separated values, e.g. 0.001,0.005,0.01")
+      ->required()
+      ->delimiter(',');
+  cmd->add_option("--set", q->sets, "Override a scenario key for every run (repeatable)")
+      ->type_name("KEY=VALUE");
+  cmd->add_option("--reference", q->reference, "Reference CSV, or closed-form (oscillators)");
+  cmd->add_option("--columns", q->columns,
+                  "Columns to compare, comma-separated (default: all shared)")
+      ->delimiter(',');
+  cmd->add_option("--jobs", q->jobs, "Parallel runs (default: all cores)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--out", q->out, "Output directory")->required();
+  cmd->footer(keys_help());
+  return {cmd, [q] {
+            const auto wall0 = std::chrono::steady_clock::now();
+            const sweep_plan plan = make_plan(*q);
+            std::error_code ec;
+            fs::create_directories(q->out, ec);
+            COSIM_INPUT_CHECK(!ec, errc::io, "cannot create " + q->out + ": " + ec.message());
+            install_signal_handlers();
+
+            std::vector<sweep_row> rows(q->values.size());
+            std::size_t jobs = q->jobs > 0 ? static_cast<std::size_t>(q->jobs)
+                                           : std::max(1u, std::thread::hardware_concurrency());
+            jobs = std::min(jobs, rows.size());
+            std::atomic<std::size_t> next{0};
+            auto worker = [&] {
+              for (std::size_t i = next.fetch_add(1); i < rows.size(); i = next.fetch_add(1))
+                run_one(plan, i, rows[i]);
+            };
+            std::vector<std::thread> pool;
+            for (std::size_t j = 1; j < jobs; ++j) pool.emplace_back(worker);
+            worker();
+            for (auto& t : pool) t.join();
+
+            const std::vector<std::string> h = header(plan);
+            const std::string csv = (fs::path(q->out) / "sweep.csv").string();
+            {
+              std::ofstream out(csv, std::ios::trunc);
+              COSIM_INPUT_CHECK(out.good(), errc::io, "cannot write " + csv);
+              for (std::size_t i = 0; i < h.size(); ++i) out << (i ? "," : "") << h[i];
+              out << '\n';
+              for (const auto& r : rows) {
+                const auto c = cells(plan, r);
+                for (std::size_t i = 0; i < c.size(); ++i) out << (i ? "," : "") << c[i];
+                out << '\n';
+              }
+              COSIM_INPUT_CHECK(out.good(), errc::io, "error writing " + csv);
+            }
+            // The table: one line per value, columns as in sweep.csv.
+            std::vector<std::size_t> width(h.size());
+            std::vector<std::vector<std::string>> text;
+            for (const auto& r : rows) text.push_back(cells(plan, r));
+            for (std::size_t i = 0; i < h.size(); ++i) {
+              width[i] = h[i].size();
+              for (const auto& t : text)
+                width[i] = std::max(width[i], std::min<std::size_t>(t[i].size(), 12));
+            }
+            auto line = [&](const std::vector<std::string>& c) {
+              for (std::size_t i = 0; i < c.size(); ++i) {
+                std::string s = c[i];
+                if (i >= 3 && s.size() > 12) {  // numbers: 6 significant digits on screen
+                  char b[32];
+                  std::snprintf(b, sizeof b, "%.6g", std::strtod(s.c_str(), nullptr));
+                  s = b;
+                }
+                std::printf("%s%*s", i ? "  " : "", static_cast<int>(width[i]), s.c_str());
+              }
+              std::printf("\n");
+            };
+            line(h);
+            int code = 0;
+            for (std::size_t i = 0; i < rows.size(); ++i) {
+              line(text[i]);
+              if (rows[i].status == "error") {
+                std::fprintf(stderr, "cosim sweep: %s=%s: %s\n", q->key.c_str(),
+                             rows[i].value.c_str(), rows[i].message.c_str());
+                code = 2;
+              } else if (rows[i].status != "completed" && code == 0) {
+                code = 1;
+              }
+            }
+            const double wall =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+            std::printf("%zu runs on %zu threads in %.3g s wall -> %s\n", rows.size(), jobs, wall,
+                        csv.c_str());
+            return code;
+          }};
+}
+
+}  // namespace cosim::cli

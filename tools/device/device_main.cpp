@@ -1,0 +1,359 @@
+// cosim-device: simulated bench devices for CI and for trying the UDP drivers.
+//
+//   cosim-device joystick --to HOST:PORT --manoeuvre M1|M2|FILE.csv [--rate HZ] [--loss P]
+//                [--jitter-us N] [--garbage P] [--silent-after S] [--from-port PORT]
+//                [--duration S] [--seed N] [--sync [--sync-timeout S]]
+//     Replays kappa(t) on wall-clock time as `command` datagrams (channel 0 = kappa).
+//     --loss drops datagrams (their sequence numbers are still used, so the receiver
+//     sees gaps); --jitter-us delays each send by a uniform 0..N us; --garbage sends, in
+//     addition, a corrupted copy with probability P; --silent-after stops sending.
+//
+//   cosim-device valve --listen HOST:PORT [--log FILE.csv] [--feedback-to HOST:PORT]
+//                [--lag-s TAU] [--duration S]
+//     Receives datagrams until SIGINT/SIGTERM (or --duration) and logs every one with
+//     its arrival time. With --feedback-to it answers each valid command with a
+//     valve_feedback spool position following a first-order lag (002 Eq. 28) of time
+//     constant TAU.
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cosim/drivers/bench_protocol.hpp"
+#include "cosim/drivers/driver_config.hpp"
+#include "cosim/runtime/rt_thread.hpp"
+#include "cosim/subsystems/crane_model.hpp"
+#include "cosim/subsystems/manoeuvre.hpp"
+
+namespace {
+
+using namespace cosim::drivers;
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_signal(int) {
+  g_stop.store(true);
+}
+
+void install_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+[[noreturn]] void die(const std::string& msg) {
+  std::fprintf(stderr, "cosim-device: %s\n", msg.c_str());
+  std::exit(2);
+}
+
+sockaddr_in address_or_die(const std::string& text, const char* option) {
+  sockaddr_in a{};
+  if (!parse_udp_address(text, a))
+    die(std::string(option) + " " + text + ": not an IPv4 HOST:PORT address");
+  return a;
+}
+
+int udp_socket(const sockaddr_in& bind_addr, const char* what) {
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) die(std::string("socket: ") + std::strerror(errno));
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&bind_addr), sizeof bind_addr) != 0)
+    die(std::string(what) + " " + to_string(bind_addr) + ": cannot bind: " + std::strerror(errno));
+  return fd;
+}
+
+std::size_t encode_one(message_type type, std::uint32_t seq, std::span<const double> values,
+                       std::array<std::byte, max_datagram_size>& buf) {
+  bench_message m{};
+  m.type = type;
+  m.sequence = seq;
+  m.timestamp_ns = static_cast<std::uint64_t>(cosim::monotonic_now_ns());
+  m.channel_count = static_cast<std::uint16_t>(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) m.channels[i] = values[i];
+  return encode(m, buf);
+}
+
+// kappa(t) from a CSV file "t,kappa" (header optional), linearly interpolated.
+struct table_signal {
+  std::vector<double> t, v;
+  double at(double x) const {
+    if (t.empty()) return 0.0;
+    if (x <= t.front()) return v.front();
+    if (x >= t.back()) return v.back();
+    const auto it = std::upper_bound(t.begin(), t.end(), x);
+    const std::size_t i = static_cast<std::size_t>(it - t.begin());
+    const double w = (x - t[i - 1]) / (t[i] - t[i - 1]);
+    return v[i - 1] + w * (v[i] - v[i - 1]);
+  }
+};
+
+table_signal read_table(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) die("--manoeuvre " + path + ": cannot open (expected M1, M2 or a t,kappa CSV file)");
+  table_signal s;
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty() || line[0] == '#') continue;
+    std::replace(line.begin(), line.end(), ',', ' ');
+    std::istringstream ls(line);
+    double a = 0, b = 0;
+    if (!(ls >> a >> b)) {
+      if (s.t.empty()) continue;  // header
+      die(path + ":" + std::to_string(line_no) + ": expected \"t,kappa\"");
+    }
+    if (!s.t.empty() && a <= s.t.back())
+      die(path + ":" + std::to_string(line_no) + ": t must increase");
+    s.t.push_back(a);
+    s.v.push_back(b);
+  }
+  if (s.t.empty()) die(path + ": no samples");
+  return s;
+}
+
+struct joystick_options {
+  std::string to, manoeuvre = "M1";
+  double rate = 1000.0, loss = 0.0, garbage = 0.0, silent_after = -1.0, duration = 12.0;
+  int jitter_us = 0, from_port = 0;
+  unsigned seed = 1;
+  bool sync = false;
+  double sync_timeout = 30.0;
+};
+
+int run_joystick(const joystick_options& o) {
+  const sockaddr_in to = address_or_die(o.to, "--to");
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  from.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (to.sin_addr.s_addr != htonl(INADDR_LOOPBACK)) from.sin_addr.s_addr = htonl(INADDR_ANY);
+  from.sin_port = htons(static_cast<std::uint16_t>(o.from_port));
+  const int fd = udp_socket(from, "--from-port");
+
+  cosim::crane::manoeuvre_kind mk{};
+  table_signal table;
+  const bool builtin = cosim::crane::parse_manoeuvre(o.manoeuvre, mk);
+  if (!builtin) table = read_table(o.manoeuvre);
+  // Same initial valve opening as the crane scenario (003 Sect. 1.3).
+  const double kappa0 = cosim::crane::solve_equilibrium({}, {}, 3).kappa0;
+  auto kappa = [&](double t) {
+    if (!builtin) return table.at(t);
+    switch (mk) {
+      case cosim::crane::manoeuvre_kind::m1:
+        return cosim::crane::manoeuvre::m1(t, kappa0);
+      case cosim::crane::manoeuvre_kind::m2:
+        return cosim::crane::manoeuvre::m2(t, kappa0);
+      case cosim::crane::manoeuvre_kind::hold:
+        break;
+    }
+    return kappa0;
+  };
+
+  std::mt19937_64 rng(o.seed);
+  std::uniform_real_distribution<double> u01(0.0, 1.0);
+  if (o.sync) {
+    // Start the replay clock when the simulation announces its start (a heartbeat from
+    // the input driver to its allowlisted peers, i.e. to this socket).
+    std::fprintf(stderr, "cosim-device joystick: waiting for the simulation's heartbeat\n");
+    const std::int64_t give_up =
+        cosim::monotonic_now_ns() + static_cast<std::int64_t>(o.sync_timeout * 1e9);
+    bool synced = false;
+    std::array<std::byte, 2048> in{};
+    while (!synced && !g_stop.load() && cosim::monotonic_now_ns() < give_up) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 20) <= 0) continue;
+      const ssize_t n = ::recv(fd, in.data(), in.size(), 0);
+      bench_message m{};
+      if (n > 0 &&
+          decode(std::span<const std::byte>(in.data(), static_cast<std::size_t>(n)), m) ==
+              decode_status::ok &&
+          m.type == message_type::heartbeat)
+        synced = true;
+    }
+    if (!synced) die("--sync: no heartbeat from the simulation within --sync-timeout");
+  }
+  const std::int64_t period_ns = static_cast<std::int64_t>(std::llround(1e9 / o.rate));
+  const std::int64_t start = cosim::monotonic_now_ns();
+  std::array<std::byte, max_datagram_size> buf{};
+  std::uint64_t sent = 0, dropped = 0, garbage = 0;
+  std::uint32_t seq = 0;
+  for (std::int64_t k = 0; !g_stop.load(); ++k) {
+    const std::int64_t due = start + k * period_ns;
+    const double t = static_cast<double>(k * period_ns) * 1e-9;
+    if (t > o.duration) break;
+    if (o.silent_after >= 0.0 && t >= o.silent_after) {
+      // Silent: keep the process alive (a hung device), quietly.
+      cosim::sleep_until_ns(due);
+      continue;
+    }
+    std::int64_t send_at = due;
+    if (o.jitter_us > 0) send_at += static_cast<std::int64_t>(u01(rng) * o.jitter_us * 1000.0);
+    cosim::sleep_until_ns(send_at);
+    const double v = kappa(t);
+    const std::size_t n =
+        encode_one(message_type::command, seq++, std::span<const double>(&v, 1), buf);
+    if (o.loss > 0.0 && u01(rng) < o.loss) {
+      ++dropped;
+    } else if (::sendto(fd, buf.data(), n, 0, reinterpret_cast<const sockaddr*>(&to), sizeof to) ==
+               static_cast<ssize_t>(n)) {
+      ++sent;
+    }
+    if (o.garbage > 0.0 && u01(rng) < o.garbage) {
+      // A corrupted copy: one byte changed (caught by magic, version, length or CRC), or
+      // a truncated datagram.
+      auto bad = buf;
+      std::size_t len = n;
+      const std::size_t pos = static_cast<std::size_t>(u01(rng) * static_cast<double>(n)) % n;
+      if (u01(rng) < 0.2)
+        len = pos;
+      else
+        bad[pos] = static_cast<std::byte>(static_cast<unsigned>(bad[pos]) ^ (1U + (k & 0x7F)));
+      ::sendto(fd, bad.data(), len, 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
+      ++garbage;
+    }
+  }
+  ::close(fd);
+  std::fprintf(stderr, "cosim-device joystick: sent %llu, dropped %llu, garbage %llu\n",
+               static_cast<unsigned long long>(sent), static_cast<unsigned long long>(dropped),
+               static_cast<unsigned long long>(garbage));
+  return 0;
+}
+
+struct valve_options {
+  std::string listen, log, feedback_to;
+  double lag_s = 0.0, duration = -1.0;
+};
+
+int run_valve(const valve_options& o) {
+  const sockaddr_in addr = address_or_die(o.listen, "--listen");
+  const int fd = udp_socket(addr, "--listen");
+  sockaddr_in fb{};
+  const bool feedback = !o.feedback_to.empty();
+  if (feedback) fb = address_or_die(o.feedback_to, "--feedback-to");
+  std::FILE* log = nullptr;
+  if (!o.log.empty()) {
+    log = std::fopen(o.log.c_str(), "w");
+    if (log == nullptr) die("--log " + o.log + ": " + std::strerror(errno));
+    std::fputs("arrival_s,source,status,type,sequence,timestamp_ns,channels,c0,c1,c2,c3\n", log);
+    std::fflush(log);
+  }
+  const std::int64_t start = cosim::monotonic_now_ns();
+  double spool = 0.0;
+  bool spool_init = false;
+  std::int64_t last_ns = start;
+  std::uint32_t fb_seq = 0;
+  std::uint64_t count = 0;
+  std::array<std::byte, 2048> buf{};
+  while (!g_stop.load()) {
+    if (o.duration >= 0.0 &&
+        static_cast<double>(cosim::monotonic_now_ns() - start) * 1e-9 > o.duration)
+      break;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 20) <= 0) continue;
+    sockaddr_in src{};
+    socklen_t len = sizeof src;
+    const ssize_t n =
+        ::recvfrom(fd, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr*>(&src), &len);
+    if (n < 0) continue;
+    const std::int64_t now = cosim::monotonic_now_ns();
+    ++count;
+    bench_message m{};
+    const decode_status st =
+        decode(std::span<const std::byte>(buf.data(), static_cast<std::size_t>(n)), m);
+    if (log != nullptr) {
+      std::fprintf(log, "%.9f,%s,%s,%d,%u,%llu,%u", static_cast<double>(now - start) * 1e-9,
+                   to_string(src).c_str(), to_string(st),
+                   st == decode_status::ok ? static_cast<int>(m.type) : 0,
+                   st == decode_status::ok ? m.sequence : 0U,
+                   static_cast<unsigned long long>(st == decode_status::ok ? m.timestamp_ns : 0),
+                   st == decode_status::ok ? m.channel_count : 0U);
+      for (std::size_t i = 0; i < 4; ++i) {
+        if (st == decode_status::ok && i < m.channel_count)
+          std::fprintf(log, ",%.17g", m.channels[i]);
+        else
+          std::fputs(",", log);
+      }
+      std::fputs("\n", log);
+      std::fflush(log);
+    }
+    if (feedback && st == decode_status::ok && m.type == message_type::valve_command &&
+        m.channel_count > 0) {
+      // 002 Eq. (28): tau x' = u - x, integrated exactly over the time since the last packet.
+      const double u = m.channels[0];
+      const double dt = static_cast<double>(now - last_ns) * 1e-9;
+      if (!spool_init || o.lag_s <= 0.0)
+        spool = spool_init ? (o.lag_s <= 0.0 ? u : spool) : u;
+      else
+        spool += (u - spool) * (1.0 - std::exp(-dt / o.lag_s));
+      spool_init = true;
+      last_ns = now;
+      std::array<std::byte, max_datagram_size> out{};
+      const std::size_t k = encode_one(message_type::valve_feedback, fb_seq++,
+                                       std::span<const double>(&spool, 1), out);
+      ::sendto(fd, out.data(), k, 0, reinterpret_cast<const sockaddr*>(&fb), sizeof fb);
+    }
+  }
+  if (log != nullptr) std::fclose(log);
+  ::close(fd);
+  std::fprintf(stderr, "cosim-device valve: received %llu datagrams\n",
+               static_cast<unsigned long long>(count));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Simulated bench devices speaking the bench wire protocol (drivers/PROTOCOL.md)"};
+  app.require_subcommand(1);
+  joystick_options jo;
+  auto* js =
+      app.add_subcommand("joystick", "Replay kappa(t) as command datagrams on wall-clock time");
+  js->add_option("--to", jo.to, "Destination HOST:PORT")->required();
+  js->add_option("--manoeuvre", jo.manoeuvre, "M1, M2, hold or a t,kappa CSV file")->required();
+  js->add_option("--rate", jo.rate, "Datagrams per second (default 1000)")
+      ->check(CLI::PositiveNumber);
+  js->add_option("--loss", jo.loss, "Drop probability 0..1")->check(CLI::Range(0.0, 1.0));
+  js->add_option("--jitter-us", jo.jitter_us, "Uniform send delay 0..N us")
+      ->check(CLI::NonNegativeNumber);
+  js->add_option("--garbage", jo.garbage, "Probability of an extra corrupted datagram")
+      ->check(CLI::Range(0.0, 1.0));
+  js->add_option("--silent-after", jo.silent_after,
+                 "Stop sending after S seconds (the process stays)");
+  js->add_option("--from-port", jo.from_port, "Source port (default: any)")
+      ->check(CLI::Range(0, 65535));
+  js->add_option("--duration", jo.duration, "Replay length [s] (default 12)")
+      ->check(CLI::PositiveNumber);
+  js->add_option("--seed", jo.seed, "Random seed for loss/jitter/garbage");
+  js->add_flag("--sync", jo.sync,
+               "Start the replay clock at the simulation's start heartbeat (sent by the input "
+               "driver to its peers)");
+  js->add_option("--sync-timeout", jo.sync_timeout,
+                 "Longest wait for that heartbeat [s] (default 30)");
+  valve_options vo;
+  auto* vs = app.add_subcommand(
+      "valve", "Receive valve commands, log them, optionally answer with spool feedback");
+  vs->add_option("--listen", vo.listen, "Local HOST:PORT")->required();
+  vs->add_option("--log", vo.log, "CSV log of every datagram with its arrival time");
+  vs->add_option("--feedback-to", vo.feedback_to, "Send valve_feedback to HOST:PORT");
+  vs->add_option("--lag-s", vo.lag_s, "First-order lag time constant of the spool [s]")
+      ->check(CLI::NonNegativeNumber);
+  vs->add_option("--duration", vo.duration, "Exit after S seconds (default: until SIGINT/SIGTERM)");
+  CLI11_PARSE(app, argc, argv);
+  install_signals();
+  if (js->parsed()) return run_joystick(jo);
+  return run_valve(vo);
+}
