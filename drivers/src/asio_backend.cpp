@@ -51,9 +51,12 @@ class asio_backend final : public udp_backend {
 
   void run(datagram_handler& handler) override {
     handler_ = &handler;
+    // restart() clears an earlier io_.stop(): a stop() that came before it is seen through
+    // stopping_, one that comes after makes io_.run() return at once.
+    io_.restart();
+    if (stopping_.load(std::memory_order_acquire)) return;
     arm_receive();
     arm_wake();
-    io_.restart();
     io_.run();
   }
 

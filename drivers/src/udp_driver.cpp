@@ -151,12 +151,13 @@ void udp_input_driver::on_datagram(std::span<const std::byte> data, const sockad
 
 void udp_input_driver::do_update_outputs(time_point /*t*/) noexcept {
   const std::int64_t now = monotonic_now_ns();
-  if (first_update_ns_ == 0) {
-    first_update_ns_ = now;
+  if (first_update_ns_ == 0) first_update_ns_ = now;
+  slot_.read_if_newer(current_, version_);
+  if (version_ == 0 && (last_announce_ns_ == 0 || now - last_announce_ns_ >= announce_period_ns)) {
+    last_announce_ns_ = now;
     announce_.store(true, std::memory_order_release);
     backend_->wake();
   }
-  slot_.read_if_newer(current_, version_);
   std::int64_t age = 0;
   std::int64_t stop_limit = seconds_to_ns(cfg_.stop_after);
   if (version_ == 0) {

@@ -1,17 +1,58 @@
 #!/usr/bin/env bash
-# The main job: install missing packages, configure, build, run the default scenario and
-# say where the results are. Extra arguments go to `cosim run` (e.g. --set run.macro_step=0.01).
+# The main job: install missing packages, configure, build, and run the default scenario,
+# then say where the results are.
+#
+# Default: rt_config/scenarios/bench_udp.toml, the crane in realtime mode driven over UDP
+# on loopback. The two simulated bench devices are started here and stopped afterwards:
+#   cosim-device joystick  replays the M1 valve command to 127.0.0.1:5600 (from port 5601)
+#   cosim-device valve     listens on 127.0.0.1:5602 and logs every command to valve.csv
+# COSIM_SCENARIO=path.toml runs another scenario instead (offline scenarios need no
+# devices). Extra arguments go to `cosim run` (e.g. --set run.duration=5).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 tools/scripts/install_deps.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOSIM_BUILD_TESTS=OFF -DCOSIM_BUILD_BENCH=OFF >/dev/null
-cmake --build build --target cosim -j"$(nproc)"
-scenario="${COSIM_SCENARIO:-rt_config/scenarios/crane_m1_fs.toml}"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build --target cosim cosim-device -j"$(nproc)"
+
+scenario="${COSIM_SCENARIO:-rt_config/scenarios/bench_udp.toml}"
 out="results/$(basename "$scenario" .toml)"
+mkdir -p "$out"
+device=build/tools/device/cosim-device
+pids=()
+stop_devices() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap stop_devices EXIT
+
+if grep -q '^kappa_source *= *"driver:joystick' "$scenario"; then
+  # Same ports as bench_udp.toml; the valve outlives the run so it logs the safe values
+  # sent at the end, and the joystick starts its replay at the simulation's start heartbeat.
+  "$device" valve --listen 127.0.0.1:5602 --log "$out/valve.csv" --duration 60 \
+    2>"$out/valve.log" &
+  pids+=($!)
+  "$device" joystick --to 127.0.0.1:5600 --from-port 5601 --manoeuvre M1 --duration 12 --sync \
+    2>"$out/joystick.log" &
+  pids+=($!)
+  # Wait until both listen: the valve has written its log header, the joystick waits for
+  # the simulation's start heartbeat.
+  for _ in $(seq 200); do
+    [[ -s "$out/valve.csv" ]] && grep -q waiting "$out/joystick.log" && break
+    sleep 0.025
+  done
+  echo "Started simulated devices: valve on 127.0.0.1:5602, joystick from 127.0.0.1:5601"
+fi
+
 set +e
 build/tools/cosim run "$scenario" --out "$out" "$@"
 rc=$?
 set -e
+sleep 0.3  # let the valve log the last safe-value datagrams
+stop_devices
+trap - EXIT
+if [[ -f "$out/valve.csv" ]]; then
+  echo "Valve device logged $(($(wc -l <"$out/valve.csv") - 1)) datagrams to $root/$out/valve.csv"
+fi
 echo "Results are in $root/$out (results.csv, summary.json)"
 exit $rc

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: install missing packages, build and run every test, then again
-# with AddressSanitizer + UndefinedBehaviorSanitizer in a second build directory.
+# with AddressSanitizer + UndefinedBehaviorSanitizer in a second build directory, the
+# lock-free parts under ThreadSanitizer, and a 60-s libFuzzer run of the UDP decoder.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
@@ -26,5 +27,8 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 cmake --build build-tsan --target runtime_tests -j"$jobs"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/tests/runtime_tests \
   --gtest_filter='SpscRing*:LatestValue*:ThreadedExecutor*:OfflineExecutor*:Executor*'
+
+echo "== libFuzzer: 60 s on the bench protocol decoder (build-fuzz/; skipped without clang++)"
+FUZZ_BUILD_DIR="$root/build-fuzz" tools/fuzz_decoder.sh "${COSIM_FUZZ_SECONDS:-60}"
 
 echo "== all tests passed in $(( $(date +%s) - start )) s"

@@ -111,9 +111,13 @@ class udp_input_driver final : public udp_driver {
   void on_wake() noexcept override;
 
   std::vector<sockaddr_in> peers_;
-  // Start of the run announced to the peers with one heartbeat each (devices started
-  // with --sync align their clock to it).
+  // Start of the run announced to the peers with a heartbeat each (devices started with
+  // --sync align their clock to the first one they see). Repeated every
+  // announce_period_ns until the first datagram arrives, so a device that was not yet
+  // listening, or a lost heartbeat, does not leave the run without input.
+  static constexpr std::int64_t announce_period_ns = 20'000'000;
   std::atomic<bool> announce_{false};
+  std::int64_t last_announce_ns_ = 0;
   std::uint32_t heartbeat_seq_ = 0;
   std::vector<sequence_tracker> trackers_;  // one per peer (I/O thread)
   std::vector<int> run_of_old_;             // consecutive out-of-order per peer

@@ -1,0 +1,404 @@
+// UDP round trip on loopback against a plain blocking echo thread, measured in the same
+// run:
+//   udp_rtt/baseline  blocking sendto/recvfrom ping-pong from a second thread
+//   udp_rtt/asio      the driver's Asio backend: its I/O thread sends the next ping from
+//                     on_datagram, so the loop's receive path is what is compared
+//   udp_rtt/io_uring  the same with the io_uring backend
+// Each repetition reports p50/p99/max round trip in µs; the summary prints the medians
+// over repetitions (worst max) and the ratios backend_p50 / baseline_p50.
+//
+// Options (before Google Benchmark's own flags; environment variables as fallback):
+//   --round-trips=N   COSIM_BENCH_ROUND_TRIPS   default 20000 per repetition
+//   --repetitions=N   COSIM_BENCH_REPETITIONS   default 3
+//   --payload=N       bytes per datagram, default 64 (a 4-channel message is 76)
+// Each repetition is one manual-timed iteration, so --benchmark_min_time has no effect;
+// the whole program takes a few seconds with the defaults.
+#include <arpa/inet.h>
+#include <benchmark/benchmark.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "cosim/drivers/udp_backend.hpp"
+#include "cosim/runtime/error.hpp"
+#include "cosim/runtime/rt_thread.hpp"
+
+namespace {
+
+struct bench_options {
+  std::uint64_t round_trips = 20'000;
+  int repetitions = 3;
+  std::size_t payload = 64;
+};
+bench_options options;  // set once in main() before any benchmark runs
+
+constexpr std::size_t max_payload = 1400;
+
+sockaddr_in loopback(std::uint16_t port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  return a;
+}
+
+// Blocking loopback socket; a receive timeout keeps a lost datagram from hanging the run.
+int blocking_socket(sockaddr_in& bound) {
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+  bound = loopback(0);
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&bound), sizeof bound) != 0) {
+    ::close(fd);
+    throw std::runtime_error(std::string("bind: ") + std::strerror(errno));
+  }
+  socklen_t len = sizeof bound;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+  const timeval tv{.tv_sec = 0, .tv_usec = 100'000};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return fd;
+}
+
+// Sends every datagram straight back to its source until stopped.
+class echo_thread {
+ public:
+  echo_thread() : fd_(blocking_socket(addr_)) {
+    thread_ = std::thread([this] {
+      std::vector<std::byte> buf(2048);
+      while (!stop_.load(std::memory_order_relaxed)) {  // relaxed: just a stop flag
+        sockaddr_in from{};
+        socklen_t len = sizeof from;
+        const auto n =
+            ::recvfrom(fd_, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr*>(&from), &len);
+        if (n > 0)
+          ::sendto(fd_, buf.data(), static_cast<std::size_t>(n), 0,
+                   reinterpret_cast<const sockaddr*>(&from), len);
+      }
+    });
+  }
+  echo_thread(const echo_thread&) = delete;
+  echo_thread& operator=(const echo_thread&) = delete;
+  ~echo_thread() {
+    stop_.store(true, std::memory_order_relaxed);
+    thread_.join();
+    ::close(fd_);
+  }
+  [[nodiscard]] const sockaddr_in& address() const noexcept { return addr_; }
+
+ private:
+  sockaddr_in addr_{};
+  int fd_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+struct percentiles {
+  double p50_us = 0, p99_us = 0, max_us = 0, total_s = 0;
+};
+
+percentiles summarise(std::vector<std::int64_t>& rtt) {
+  percentiles p;
+  for (const std::int64_t r : rtt) p.total_s += static_cast<double>(r) * 1e-9;
+  std::sort(rtt.begin(), rtt.end());
+  p.p50_us = static_cast<double>(rtt[rtt.size() / 2]) * 1e-3;
+  p.p99_us = static_cast<double>(rtt[rtt.size() * 99 / 100]) * 1e-3;
+  p.max_us = static_cast<double>(rtt.back()) * 1e-3;
+  return p;
+}
+
+void report(benchmark::State& state, const percentiles& p) {
+  state.SetIterationTime(p.total_s);
+  state.counters["p50_us"] = p.p50_us;
+  state.counters["p99_us"] = p.p99_us;
+  state.counters["max_us"] = p.max_us;
+}
+
+std::uint64_t warmup_trips() {
+  return std::min<std::uint64_t>(1'000, options.round_trips / 10);
+}
+
+// ---- (a) baseline: blocking sendto/recvfrom ----
+
+void bm_baseline(benchmark::State& state) {
+  const std::uint64_t trips = options.round_trips;
+  const std::uint64_t warmup = warmup_trips();
+  std::vector<std::int64_t> rtt(trips);
+  percentiles p;
+  for (auto _ : state) {
+    echo_thread echo;
+    sockaddr_in self{};
+    const int fd = blocking_socket(self);
+    bool lost = false;
+    // A thread of its own, like the backends' I/O thread, so all three are alike.
+    std::thread initiator([&] {
+      std::vector<std::byte> out(options.payload), in(2048);
+      for (std::uint64_t i = 0; i < warmup + trips && !lost; ++i) {
+        std::memcpy(out.data(), &i, sizeof i);
+        const std::int64_t t0 = cosim::monotonic_now_ns();
+        ::sendto(fd, out.data(), out.size(), 0, reinterpret_cast<const sockaddr*>(&echo.address()),
+                 sizeof(sockaddr_in));
+        if (::recv(fd, in.data(), in.size(), 0) <= 0) lost = true;
+        const std::int64_t dt = cosim::monotonic_now_ns() - t0;
+        if (i >= warmup) rtt[i - warmup] = dt;
+      }
+    });
+    initiator.join();
+    ::close(fd);
+    if (lost) {
+      state.SkipWithError("a datagram was lost");
+      return;
+    }
+    p = summarise(rtt);
+    report(state, p);
+  }
+}
+
+// ---- (b), (c): through a udp_backend ----
+
+// Ping-pong on the backend's I/O thread: on_wake sends the first ping, every on_datagram
+// records the round trip and sends the next one. No allocation while measuring.
+class pinger final : public cosim::drivers::datagram_handler {
+ public:
+  pinger(cosim::drivers::udp_backend& backend, const sockaddr_in& echo, std::uint64_t warmup,
+         std::vector<std::int64_t>& rtt)
+      : backend_(backend), echo_(echo), warmup_(warmup), rtt_(rtt), out_(options.payload) {}
+
+  void on_wake() noexcept override {
+    if (next_ == 0) send_next();
+  }
+
+  void on_datagram(std::span<const std::byte> data, const sockaddr_in& /*from*/,
+                   std::int64_t /*arrival_ns*/) noexcept override {
+    const std::int64_t now = cosim::monotonic_now_ns();
+    std::uint64_t seq = 0;
+    if (data.size() < sizeof seq) return;
+    std::memcpy(&seq, data.data(), sizeof seq);
+    if (seq + 1 != next_) return;  // stale echo
+    if (seq >= warmup_) rtt_[seq - warmup_] = now - sent_ns_;
+    if (next_ < warmup_ + rtt_.size()) {
+      send_next();
+    } else {
+      done_.store(true, std::memory_order_release);
+    }
+  }
+
+  [[nodiscard]] bool done() const noexcept { return done_.load(std::memory_order_acquire); }
+
+ private:
+  void send_next() noexcept {
+    std::memcpy(out_.data(), &next_, sizeof next_);
+    ++next_;
+    sent_ns_ = cosim::monotonic_now_ns();
+    backend_.send_to(out_, echo_);
+  }
+
+  cosim::drivers::udp_backend& backend_;
+  sockaddr_in echo_;
+  std::uint64_t warmup_;
+  std::vector<std::int64_t>& rtt_;
+  std::vector<std::byte> out_;
+  std::uint64_t next_ = 0;
+  std::int64_t sent_ns_ = 0;
+  std::atomic<bool> done_{false};
+};
+
+void bm_backend(benchmark::State& state, const char* kind) {
+  const std::uint64_t trips = options.round_trips;
+  const std::uint64_t warmup = warmup_trips();
+  std::vector<std::int64_t> rtt(trips);
+  percentiles p;
+  for (auto _ : state) {
+    std::unique_ptr<cosim::drivers::udp_backend> backend;
+    try {
+      backend = cosim::drivers::make_backend(kind, loopback(0), std::string("udp_bench.") + kind);
+    } catch (const cosim::error& e) {
+      state.SkipWithError(e.what());
+      return;
+    }
+    echo_thread echo;
+    pinger ping(*backend, echo.address(), warmup, rtt);
+    std::thread io([&] { backend->run(ping); });
+    backend->wake();
+    // The measuring happens on the I/O thread; this one sleeps, so it takes no CPU.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(100) +
+                          std::chrono::microseconds(500) * static_cast<std::int64_t>(trips);
+    while (!ping.done() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    backend->stop();
+    io.join();
+    if (!ping.done()) {
+      state.SkipWithError("no reply within the deadline (a datagram was lost?)");
+      return;
+    }
+    p = summarise(rtt);
+    report(state, p);
+  }
+}
+
+BENCHMARK(bm_baseline)
+    ->Name("udp_rtt/baseline")
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(bm_backend, asio, "asio")
+    ->Name("udp_rtt/asio")
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(bm_backend, io_uring, "io_uring")
+    ->Name("udp_rtt/io_uring")
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
+// ---- summary ----
+
+// Keeps per-repetition counters so the summary can use medians and the worst max.
+class summary_reporter : public benchmark::ConsoleReporter {
+ public:
+  summary_reporter() : ConsoleReporter(isatty(STDOUT_FILENO) != 0 ? OO_Defaults : OO_Tabular) {}
+
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& run : runs) {
+      if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;
+      auto& values = results_[run.run_name.function_name];
+      for (const auto& [key, counter] : run.counters) values[key].push_back(counter.value);
+    }
+  }
+
+  [[nodiscard]] double median(const std::string& bench, const std::string& key) const {
+    std::vector<double> v = values(bench, key);
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 == 1 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  }
+  [[nodiscard]] double worst(const std::string& bench, const std::string& key) const {
+    const std::vector<double> v = values(bench, key);
+    return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
+  }
+
+ private:
+  [[nodiscard]] std::vector<double> values(const std::string& bench, const std::string& key) const {
+    const auto b = results_.find(bench);
+    if (b == results_.end()) return {};
+    const auto k = b->second.find(key);
+    return k == b->second.end() ? std::vector<double>{} : k->second;
+  }
+  std::map<std::string, std::map<std::string, std::vector<double>>> results_;
+};
+
+double ratio(double x, double baseline) {
+  return baseline > 0 && x > 0 ? x / baseline : 0.0;
+}
+
+// Consumes "--name=value" from argv; returns true and the value if present.
+bool take_option(int& argc, char** argv, std::string_view name, std::string& value) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.size() > name.size() + 1 && arg.substr(0, name.size()) == name &&
+        arg[name.size()] == '=') {
+      value = std::string(arg.substr(name.size() + 1));
+      for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
+      --argc;
+      return true;
+    }
+  }
+  return false;
+}
+
+long long option_value(int& argc, char** argv, std::string_view name, const char* env,
+                       long long fallback) {
+  std::string text;
+  if (!take_option(argc, argv, name, text)) {
+    // Only read during start-up, before any other thread exists.
+    const char* from_env = env != nullptr ? std::getenv(env) : nullptr;  // NOLINT
+    if (from_env == nullptr) return fallback;
+    text = from_env;
+  }
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (end == text.c_str() || *end != '\0')
+    throw std::invalid_argument("bad value '" + text + "' for " + std::string(name));
+  return v;
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  options.round_trips = static_cast<std::uint64_t>(std::max(
+      100LL, option_value(argc, argv, "--round-trips", "COSIM_BENCH_ROUND_TRIPS", 20'000)));
+  options.repetitions = static_cast<int>(
+      std::max(1LL, option_value(argc, argv, "--repetitions", "COSIM_BENCH_REPETITIONS", 3)));
+  options.payload =
+      static_cast<std::size_t>(std::clamp(option_value(argc, argv, "--payload", nullptr, 64), 8LL,
+                                          static_cast<long long>(max_payload)));
+  std::printf(
+      "udp_bench: loopback round trips against a blocking echo thread, %zu-byte payload, "
+      "%llu round trips x %d repetitions, io_uring built: %s\n",
+      options.payload, static_cast<unsigned long long>(options.round_trips), options.repetitions,
+      cosim::drivers::uring_available() ? "yes" : "no");
+
+  // Defaults passed as library flags (a flag given by the user wins): the repetitions, and
+  // random interleaving so drift of a busy machine hits all three alike.
+  std::vector<char*> args(argv, argv + argc);
+  std::string repetitions = "--benchmark_repetitions=" + std::to_string(options.repetitions);
+  std::string interleave = "--benchmark_enable_random_interleaving=true";
+  for (std::string* flag : {&repetitions, &interleave}) {
+    const std::string_view key = std::string_view(*flag).substr(0, flag->find('='));
+    const bool given = std::any_of(args.begin() + 1, args.end(), [key](const char* a) {
+      return std::string_view(a).starts_with(key);
+    });
+    if (!given) args.insert(args.begin() + 1, flag->data());
+  }
+  int bench_argc = static_cast<int>(args.size());
+  benchmark::Initialize(&bench_argc, args.data());
+  if (benchmark::ReportUnrecognizedArguments(bench_argc, args.data())) return 1;
+  summary_reporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+
+  std::printf(
+      "\nudp_bench summary (median p50/p99 over repetitions, worst max; lower is better; "
+      "target: backend p50 within 1.3x of baseline):\n");
+  const double base_p50 = reporter.median("udp_rtt/baseline", "p50_us");
+  for (const char* name : {"baseline", "asio", "io_uring"}) {
+    const std::string bench = std::string("udp_rtt/") + name;
+    const double p50 = reporter.median(bench, "p50_us");
+    if (p50 <= 0) {
+      std::printf("  %-9s not measured\n", name);
+      continue;
+    }
+    std::printf("  %-9s p50 %7.2f us  p99 %7.2f us  max %8.2f us  p50 ratio %.3f%s\n", name, p50,
+                reporter.median(bench, "p99_us"), reporter.worst(bench, "max_us"),
+                ratio(p50, base_p50),
+                std::string_view(name) == "baseline" ? ""
+                : ratio(p50, base_p50) <= 1.3        ? "  (within 1.3x)"
+                                                     : "  (ABOVE 1.3x)");
+  }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", argc > 0 ? argv[0] : "bench", e.what());
+    return 2;
+  }
+}
