@@ -8,13 +8,20 @@ namespace {
 
 std::string type_name(const toml::node& n) {
   switch (n.type()) {
-    case toml::node_type::string: return "string";
-    case toml::node_type::integer: return "integer";
-    case toml::node_type::floating_point: return "float";
-    case toml::node_type::boolean: return "boolean";
-    case toml::node_type::array: return "array";
-    case toml::node_type::table: return "table";
-    default: return "date/time";
+    case toml::node_type::string:
+      return "string";
+    case toml::node_type::integer:
+      return "integer";
+    case toml::node_type::floating_point:
+      return "float";
+    case toml::node_type::boolean:
+      return "boolean";
+    case toml::node_type::array:
+      return "array";
+    case toml::node_type::table:
+      return "table";
+    default:
+      return "date/time";
   }
 }
 
@@ -106,7 +113,9 @@ const toml::node* config_reader::node(const std::string& key) const {
   return root_.at_path(key).node();
 }
 
-bool config_reader::has(const std::string& key) const { return node(key) != nullptr; }
+bool config_reader::has(const std::string& key) const {
+  return node(key) != nullptr;
+}
 
 std::string config_reader::where(const std::string& key) const {
   if (overridden_.count(key) != 0) return "--set " + key;
@@ -139,7 +148,8 @@ const toml::node& config_reader::require(const std::string& key, const char* typ
   if (n == nullptr) {
     const auto dot = key.rfind('.');
     std::string table_where = file_;
-    if (dot != std::string::npos && has(key.substr(0, dot))) table_where = where(key.substr(0, dot));
+    if (dot != std::string::npos && has(key.substr(0, dot)))
+      table_where = where(key.substr(0, dot));
     throw error(errc::config_key, table_where + ": missing key '" + key + "' (" + type + ")");
   }
   read_.insert(key);
@@ -217,8 +227,10 @@ std::optional<std::vector<double>> config_reader::opt_double_list(const std::str
     throw error(errc::config_key, where(key) + ": " + key + " = " + value_text(key) +
                                       ": expected an array of numbers, got " + type_name(n));
   for (const auto& e : *arr) {
-    if (e.is_floating_point()) out.push_back(e.as_floating_point()->get());
-    else if (e.is_integer()) out.push_back(static_cast<double>(e.as_integer()->get()));
+    if (e.is_floating_point())
+      out.push_back(e.as_floating_point()->get());
+    else if (e.is_integer())
+      out.push_back(static_cast<double>(e.as_integer()->get()));
     else
       throw error(errc::config_key, where(key) + ": " + key + " = " + value_text(key) +
                                         ": expected an array of numbers");
@@ -230,18 +242,20 @@ std::vector<std::string> config_reader::table_keys(const std::string& key) {
   std::vector<std::string> out;
   const toml::node* n = node(key);
   if (n == nullptr) return out;
-  if (!n->is_table())
-    throw error(errc::config_key, where(key) + ": " + key + " must be a table");
+  if (!n->is_table()) throw error(errc::config_key, where(key) + ": " + key + " must be a table");
   for (const auto& [k, v] : *n->as_table()) out.emplace_back(k.str());
   return out;
 }
 
-void config_reader::ignore(const std::string& key) { read_.insert(key); }
+void config_reader::ignore(const std::string& key) {
+  read_.insert(key);
+}
 
 void config_reader::collect_unread(const toml::table& t, const std::string& prefix,
                                    std::vector<std::string>& out) const {
   for (const auto& [k, v] : t) {
-    const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    const std::string key =
+        prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
     if (read_.count(key) != 0) continue;
     if (v.is_table()) {
       collect_unread(*v.as_table(), key, out);

@@ -33,11 +33,11 @@ void build_crane(const scenario& sc, built_scenario& b) {
   const coupling cpl = sc.option("coupling") == "f-s" ? coupling::force_displacement
                                                       : coupling::pressure_displacement;
   const bool rim = crane_keys::interface_of(sc) == rim::interface_kind::rim;
-  auto mb = std::make_unique<crane_multibody>(
-      "multibody", mp, hp, cpl,
-      sc.sub("multibody").integrator == "trapezoidal" ? multibody_integrator::trapezoidal
-                                                      : multibody_integrator::semi_implicit_euler,
-      eq, rim, rim && crane_keys::rim_follows(sc));
+  auto mb = std::make_unique<crane_multibody>("multibody", mp, hp, cpl,
+                                              sc.sub("multibody").integrator == "trapezoidal"
+                                                  ? multibody_integrator::trapezoidal
+                                                  : multibody_integrator::semi_implicit_euler,
+                                              eq, rim, rim && crane_keys::rim_follows(sc));
   const hydraulic_integrator hyi = sc.sub("hydraulics").integrator == "heun"
                                        ? hydraulic_integrator::heun
                                        : hydraulic_integrator::forward_euler;
@@ -65,8 +65,8 @@ void build_crane(const scenario& sc, built_scenario& b) {
     parse_manoeuvre(sc.option("manoeuvre"), mk);
     b.sources.push_back(std::make_unique<manoeuvre>(mk, eq.kappa0));
   }
-  if (!connect_driver_source(sc, b, "kappa_source", "hydraulics." + hyp->input(in_kappa).desc().name,
-                             eq.kappa0))
+  if (!connect_driver_source(sc, b, "kappa_source",
+                             "hydraulics." + hyp->input(in_kappa).desc().name, eq.kappa0))
     hyp->input(in_kappa).bind_source(b.sources.back().get());
 
   sys.connect("multibody.s", "hydraulics.s");
@@ -108,14 +108,16 @@ model_entry crane_model_entry() {
   m.subsystems = {
       {"multibody", [](double H) { return H; }, {"semi-implicit-euler", "trapezoidal"}},
       // 003 Sect. 5: h_H = min(H, 0.2 ms); the largest step <= 0.2 ms dividing H.
-      {"hydraulics", [](double H) { return dividing_step(H, max_hydraulic_step); },
+      {"hydraulics",
+       [](double H) { return dividing_step(H, max_hydraulic_step); },
        {"forward-euler", "heun"}},
   };
   m.read = read_crane;
   m.build = build_crane;
   m.reduced_interface = true;
   m.keys = {
-      {"model.kappa_source", "manoeuvre (default) or driver:<name>.<channel>: kappa from a UDP input driver"},
+      {"model.kappa_source",
+       "manoeuvre (default) or driver:<name>.<channel>: kappa from a UDP input driver"},
       {"model.coupling", "f-s (force-displacement) or p-s (pressure-displacement), 003 Sect. 3"},
       {"multibody.step", "h_M [s]; default H (003 Sect. 5)"},
       {"multibody.integrator", "semi-implicit-euler (003 Eqs. 6-7) or trapezoidal"},

@@ -1,6 +1,6 @@
 // Real-time sections of a scenario: thread placement per subsystem and the watchdog.
-#include "cosim/rt_config/model_registry.hpp"
 #include <algorithm>
+#include "cosim/rt_config/model_registry.hpp"
 
 #include "cosim/runtime/rt_thread.hpp"
 
@@ -24,7 +24,8 @@ void read_realtime(config_reader& r, scenario& sc) {
     thread_setup t;
     if (auto cpu = r.opt_int(base + ".cpu")) {
       if (*cpu < -1 || *cpu >= online_cpu_count())
-        r.fail(base + ".cpu", "no such CPU; this machine has CPUs 0-" + std::to_string(online_cpu_count() - 1));
+        r.fail(base + ".cpu",
+               "no such CPU; this machine has CPUs 0-" + std::to_string(online_cpu_count() - 1));
       t.cpu = static_cast<int>(*cpu);
     }
     if (auto prio = r.opt_int(base + ".priority")) {
@@ -63,7 +64,8 @@ void read_realtime(config_reader& r, scenario& sc) {
   if (max_prio > 0 && sc.rt.watchdog.priority != 0 && sc.rt.watchdog.priority <= max_prio)
     r.fail("watchdog.priority", "must be higher than every subsystem thread's priority (" +
                                     std::to_string(max_prio) + ")");
-  if (max_prio > 0 && sc.rt.watchdog.priority == 0) sc.rt.watchdog.priority = std::min(99, max_prio + 1);
+  if (max_prio > 0 && sc.rt.watchdog.priority == 0)
+    sc.rt.watchdog.priority = std::min(99, max_prio + 1);
 }
 
 threaded_options make_threaded_options(const scenario& sc, const built_scenario& b) {

@@ -266,7 +266,8 @@ std::vector<key_doc> documented_keys() {
 void fill_plan(const scenario& sc, built_scenario& b) {
   run_plan& plan = b.plan;
   plan.macro_step = to_duration(sc.run.macro_step);
-  plan.macro_steps = static_cast<std::int64_t>(std::ceil(sc.run.duration / sc.run.macro_step - 1e-9));
+  plan.macro_steps =
+      static_cast<std::int64_t>(std::ceil(sc.run.duration / sc.run.macro_step - 1e-9));
   plan.scheme = sc.run.scheme == "jacobi" ? scheme_kind::jacobi : scheme_kind::gauss_seidel;
   plan.order.clear();
   for (const auto& name : sc.run.order) plan.order.push_back(b.sys.index_of(name));
@@ -325,7 +326,8 @@ std::string to_json(const scenario& sc) {
   j.key("order").begin_array();
   for (const auto& o : sc.run.order) j.value(o);
   j.end_array();
-  j.key("output_interval").value(sc.run.output_interval > 0 ? sc.run.output_interval : sc.run.macro_step);
+  j.key("output_interval")
+      .value(sc.run.output_interval > 0 ? sc.run.output_interval : sc.run.macro_step);
   if (!sc.run.sync.empty()) j.key("sync").value(sc.run.sync);
   j.end_object();
   for (const auto& [name, cfg] : sc.subsystems) {

@@ -33,7 +33,8 @@ energy_monitor::energy_monitor(system& sys, output_locator locate, void* ctx) : 
     const term& tm = terms_[k];
     captures_[tm.effort_consumer].push_back(
         {k, true, &sys.at(tm.effort_consumer).input(tm.effort_input)});
-    captures_[tm.flow_consumer].push_back({k, false, &sys.at(tm.flow_consumer).input(tm.flow_input)});
+    captures_[tm.flow_consumer].push_back(
+        {k, false, &sys.at(tm.flow_consumer).input(tm.flow_input)});
   }
   for (std::size_t i = 0; i < sys.size(); ++i)
     COSIM_INPUT_CHECK(capture_count(i) <= max_captures, errc::model,

@@ -12,10 +12,14 @@ namespace cosim {
 
 const char* to_string(run_status s) noexcept {
   switch (s) {
-    case run_status::completed: return "completed";
-    case run_status::diverged: return "diverged";
-    case run_status::safety_stop: return "safety_stop";
-    case run_status::error: return "error";
+    case run_status::completed:
+      return "completed";
+    case run_status::diverged:
+      return "diverged";
+    case run_status::safety_stop:
+      return "safety_stop";
+    case run_status::error:
+      return "error";
   }
   return "error";
 }
@@ -23,16 +27,18 @@ const char* to_string(run_status s) noexcept {
 void validate_plan(const system& sys, const run_plan& plan) {
   COSIM_INPUT_CHECK(plan.macro_step.count() > 0, errc::config_value, "macro step must be > 0");
   COSIM_INPUT_CHECK(plan.macro_steps >= 0, errc::config_value, "duration must be >= 0");
-  COSIM_INPUT_CHECK(plan.output_every >= 1, errc::config_value, "output interval must be >= 1 step");
+  COSIM_INPUT_CHECK(plan.output_every >= 1, errc::config_value,
+                    "output interval must be >= 1 step");
   for (std::size_t i = 0; i < sys.size(); ++i) {
     const subsystem& s = sys.at(i);
     const auto h = s.step_size().count();
-    COSIM_INPUT_CHECK(h > 0, errc::config_value, "step of subsystem '" + s.name() + "' must be > 0");
-    COSIM_INPUT_CHECK(h <= plan.macro_step.count() && plan.macro_step.count() % h == 0,
-                      errc::config_value,
-                      "step of subsystem '" + s.name() + "' (" + std::to_string(to_seconds(s.step_size())) +
-                          " s) must divide the macro step (" +
-                          std::to_string(to_seconds(plan.macro_step)) + " s)");
+    COSIM_INPUT_CHECK(h > 0, errc::config_value,
+                      "step of subsystem '" + s.name() + "' must be > 0");
+    COSIM_INPUT_CHECK(
+        h <= plan.macro_step.count() && plan.macro_step.count() % h == 0, errc::config_value,
+        "step of subsystem '" + s.name() + "' (" + std::to_string(to_seconds(s.step_size())) +
+            " s) must divide the macro step (" + std::to_string(to_seconds(plan.macro_step)) +
+            " s)");
   }
   COSIM_INPUT_CHECK(plan.order.size() == sys.size(), errc::config_value,
                     "scheme order must list every subsystem exactly once");
@@ -50,7 +56,6 @@ std::vector<std::string> result_columns(const system& sys) {
   cols.insert(cols.end(), {"dP", "dE", "sum_abs_dE"});
   return cols;
 }
-
 
 run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& limits,
                         row_sink& sink, const std::atomic<bool>* stop_request) {

@@ -71,11 +71,21 @@ json_writer& json_writer::value(std::string_view v) {
   out_.push_back('"');
   for (char c : v) {
     switch (c) {
-      case '"': out_.append("\\\""); break;
-      case '\\': out_.append("\\\\"); break;
-      case '\n': out_.append("\\n"); break;
-      case '\t': out_.append("\\t"); break;
-      case '\r': out_.append("\\r"); break;
+      case '"':
+        out_.append("\\\"");
+        break;
+      case '\\':
+        out_.append("\\\\");
+        break;
+      case '\n':
+        out_.append("\\n");
+        break;
+      case '\t':
+        out_.append("\\t");
+        break;
+      case '\r':
+        out_.append("\\r");
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];

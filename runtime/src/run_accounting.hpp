@@ -18,8 +18,13 @@ class run_accounting {
   run_accounting(const run_plan& plan, const safety_limits& limits, row_sink& sink,
                  const energy_monitor& mon, std::vector<const double*> probe_values,
                  std::size_t columns)
-      : plan_(plan), limits_(limits), sink_(sink), mon_(mon), probes_(std::move(probe_values)),
-        row_(columns, 0.0), last_good_(columns, 0.0) {}
+      : plan_(plan),
+        limits_(limits),
+        sink_(sink),
+        mon_(mon),
+        probes_(std::move(probe_values)),
+        row_(columns, 0.0),
+        last_good_(columns, 0.0) {}
 
   /// Row of the start-up state at t0.
   void start(time_point t0, run_outcome& out) noexcept {

@@ -82,9 +82,9 @@ struct worker {
   std::unique_ptr<spsc_ring<step_record>> records;
   latency_histogram wake;
   latency_histogram exec;
-  std::atomic<std::uint64_t> heartbeat{0};    // completed steps
+  std::atomic<std::uint64_t> heartbeat{0};  // completed steps
   std::atomic<std::int64_t> overruns{0};
-  std::atomic<std::int64_t> release_ns{0};    // release time of the step in progress
+  std::atomic<std::int64_t> release_ns{0};  // release time of the step in progress
   std::atomic<bool> busy{false};
   rt_log_channel* log = nullptr;
   thread_setup setup;
@@ -109,18 +109,22 @@ void validate_threaded(const system& sys, const run_plan& plan, const threaded_o
     const thread_setup& t = opt.threads[i];
     const std::string who = "threads." + sys.at(i).name();
     COSIM_INPUT_CHECK(t.cpu == -1 || cpu_exists(t.cpu), errc::config_value,
-                      who + ".cpu = " + std::to_string(t.cpu) + ": no such online CPU (this machine has " +
+                      who + ".cpu = " + std::to_string(t.cpu) +
+                          ": no such online CPU (this machine has " +
                           std::to_string(online_cpu_count()) + ")");
-    COSIM_INPUT_CHECK(t.priority >= 0 && t.priority <= 99, errc::config_value,
-                      who + ".priority = " + std::to_string(t.priority) + ": must be 1-99 (0 = not real-time)");
+    COSIM_INPUT_CHECK(
+        t.priority >= 0 && t.priority <= 99, errc::config_value,
+        who + ".priority = " + std::to_string(t.priority) + ": must be 1-99 (0 = not real-time)");
     COSIM_INPUT_CHECK(t.stack_size >= 64 * 1024, errc::config_value,
                       who + ".stack_size = " + std::to_string(t.stack_size) + ": must be >= 65536");
   }
   COSIM_INPUT_CHECK(opt.watchdog.cpu == -1 || cpu_exists(opt.watchdog.cpu), errc::config_value,
                     "watchdog.cpu = " + std::to_string(opt.watchdog.cpu) + ": no such online CPU");
-  COSIM_INPUT_CHECK(opt.watchdog.priority >= 0 && opt.watchdog.priority <= 99, errc::config_value,
-                    "watchdog.priority = " + std::to_string(opt.watchdog.priority) + ": must be 0-99");
-  COSIM_INPUT_CHECK(opt.watchdog.max_overruns >= 1 && opt.watchdog.leak_steps >= 1, errc::config_value,
+  COSIM_INPUT_CHECK(
+      opt.watchdog.priority >= 0 && opt.watchdog.priority <= 99, errc::config_value,
+      "watchdog.priority = " + std::to_string(opt.watchdog.priority) + ": must be 0-99");
+  COSIM_INPUT_CHECK(opt.watchdog.max_overruns >= 1 && opt.watchdog.leak_steps >= 1,
+                    errc::config_value,
                     "watchdog.max_overruns and watchdog.leak_steps must be >= 1");
   // Subsystems that share a CPU run one after the other within a macro step (always so
   // for a Gauss-Seidel chain), so their budgets must fit in H.
@@ -139,7 +143,8 @@ void validate_threaded(const system& sys, const run_plan& plan, const threaded_o
       }
       COSIM_INPUT_CHECK(sum <= H, errc::config_value,
                         "threads.*.budget: " + names + " need " + format_double(sum) +
-                            " s per macro step" + (cpu >= 0 ? " on CPU " + std::to_string(cpu) : "") +
+                            " s per macro step" +
+                            (cpu >= 0 ? " on CPU " + std::to_string(cpu) : "") +
                             " but run.macro_step is " + format_double(H) + " s");
     }
   }
@@ -194,7 +199,8 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
     for (std::size_t c = 0; c < conns.size(); ++c) {
       if (conns[c].to == i) {
         w->in_conns.push_back(c);
-        const bool upstream = plan.scheme == scheme_kind::gauss_seidel && rank[conns[c].from] < rank[i];
+        const bool upstream =
+            plan.scheme == scheme_kind::gauss_seidel && rank[conns[c].from] < rank[i];
         w->in_offset.push_back(upstream ? 1 : 0);
       }
       if (conns[c].from == i) w->out_conns.push_back(c);
@@ -217,7 +223,8 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
   sink.begin(columns);
   initialize_and_exchange(sys, plan);
   for (std::size_t i = 0; i < n_sub; ++i)
-    for (std::size_t o = 0; o < sys.at(i).output_count(); ++o) mirror_out[i][o] = sys.at(i).output(o);
+    for (std::size_t o = 0; o < sys.at(i).output_count(); ++o)
+      mirror_out[i][o] = sys.at(i).output(o);
   for (std::size_t p = 0; p < sys.probes().size(); ++p) mirror_probe[p] = *sys.probes()[p].value;
   acc.start(plan.start, out);
 
@@ -256,7 +263,9 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
         const std::uint64_t need = static_cast<std::uint64_t>(n) + w.in_offset[k];
         input_port& port = sub.input(conns[c].input);
         backoff wait;
-        while (port.history().size() == 0 || port.history().newest_time() < t0 + static_cast<std::int64_t>(need) * plan.macro_step) {
+        while (port.history().size() == 0 ||
+               port.history().newest_time() <
+                   t0 + static_cast<std::int64_t>(need) * plan.macro_step) {
           sample s;
           if (rings[c]->try_pop(s)) {
             port.receive(t0 + static_cast<std::int64_t>(s.seq) * plan.macro_step, s.value);
@@ -357,7 +366,8 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
           for (auto& w : workers) {
             total += w->overruns.load(std::memory_order_relaxed);
             if (w->busy.load(std::memory_order_relaxed) &&
-                now - w->release_ns.load(std::memory_order_relaxed) > opt.watchdog.max_overruns * H_ns)
+                now - w->release_ns.load(std::memory_order_relaxed) >
+                    opt.watchdog.max_overruns * H_ns)
               hung = true;
           }
           bucket += total - seen;
@@ -371,7 +381,8 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
           }
           bool all_done = true;
           for (auto& w : workers)
-            if (w->heartbeat.load(std::memory_order_relaxed) < static_cast<std::uint64_t>(steps)) all_done = false;
+            if (w->heartbeat.load(std::memory_order_relaxed) < static_cast<std::uint64_t>(steps))
+              all_done = false;
           if (all_done) return;
         }
       });
@@ -423,7 +434,8 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
       if (timing != nullptr)
         std::fprintf(timing, "%lld,%s,%s,%.3f,%.3f\n", static_cast<long long>(n),
                      format_double(to_seconds(t + plan.macro_step)).c_str(),
-                     sys.at(w->index).name().c_str(), static_cast<double>(rec.wake_latency_ns) * 1e-3,
+                     sys.at(w->index).name().c_str(),
+                     static_cast<double>(rec.wake_latency_ns) * 1e-3,
                      static_cast<double>(rec.exec_ns) * 1e-3);
     }
     if (!running) break;
@@ -450,7 +462,9 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
         out.stop_reason = "deadline";
         out.message = "deadline overruns exceeded watchdog.max_overruns";
         break;
-      case stop_cause::operator_signal: out.stop_reason = "operator_signal"; break;
+      case stop_cause::operator_signal:
+        out.stop_reason = "operator_signal";
+        break;
       default:
         out.status = run_status::error;
         out.stop_reason = "error";

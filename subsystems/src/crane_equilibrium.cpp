@@ -46,13 +46,13 @@ equilibrium solve_equilibrium(const mechanical_params& mp, const hydraulic_param
     G(0, 0) = hp.ap;
     G(0, 1) = -hp.ap;
     G(0, 2) = 0.0;
-    G(1, 0) = dbeta(p1) / (hp.ap * l1) * q1 +
-              c1 * (-A * kap * hp.cd * droot(hp.pP - p1) - A * (1 - kap) * hp.cd * droot(p1 - hp.pT));
+    G(1, 0) = dbeta(p1) / (hp.ap * l1) * q1 + c1 * (-A * kap * hp.cd * droot(hp.pP - p1) -
+                                                    A * (1 - kap) * hp.cd * droot(p1 - hp.pT));
     G(1, 1) = 0.0;
     G(1, 2) = c1 * (A * hp.cd * root(hp.pP - p1) + A * hp.cd * root(p1 - hp.pT));
     G(2, 0) = 0.0;
-    G(2, 1) = dbeta(p2) / (hp.ap * l2) * q2 +
-              c2 * (-A * (1 - kap) * hp.cd * droot(hp.pP - p2) - A * kap * hp.cd * droot(p2 - hp.pT));
+    G(2, 1) = dbeta(p2) / (hp.ap * l2) * q2 + c2 * (-A * (1 - kap) * hp.cd * droot(hp.pP - p2) -
+                                                    A * kap * hp.cd * droot(p2 - hp.pT));
     G(2, 2) = c2 * (-A * hp.cd * root(hp.pP - p2) - A * hp.cd * root(p2 - hp.pT));
     z -= G.partialPivLu().solve(residual(z));  // 003 Eq. (16)
   }

@@ -182,7 +182,8 @@ bool hydraulic_cylinder::do_step(time_point t, duration h) noexcept {
     // Heun (explicit trapezoidal): second-order alternative for configuration search.
     const time_point t1 = t + h;
     const double p1e = p1_ + hs * pd[0], p2e = p2_ + hs * pd[1];
-    const vec2 pd1 = pressure_rates(hp_, eq_.s0, in(in_s, t1), in(in_sd, t1), in(in_kappa, t1), p1e, p2e);
+    const vec2 pd1 =
+        pressure_rates(hp_, eq_.s0, in(in_s, t1), in(in_sd, t1), in(in_kappa, t1), p1e, p2e);
     p1_ += 0.5 * hs * (pd[0] + pd1[0]);
     p2_ += 0.5 * hs * (pd[1] + pd1[1]);
   }

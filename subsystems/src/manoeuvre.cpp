@@ -8,11 +8,16 @@ namespace cosim::crane {
 
 bool parse_manoeuvre(std::string_view text, manoeuvre_kind& out) noexcept {
   std::string lower;
-  for (char ch : text) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
-  if (lower == "m1") out = manoeuvre_kind::m1;
-  else if (lower == "m2") out = manoeuvre_kind::m2;
-  else if (lower == "hold") out = manoeuvre_kind::hold;
-  else return false;
+  for (char ch : text)
+    lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+  if (lower == "m1")
+    out = manoeuvre_kind::m1;
+  else if (lower == "m2")
+    out = manoeuvre_kind::m2;
+  else if (lower == "hold")
+    out = manoeuvre_kind::hold;
+  else
+    return false;
   return true;
 }
 
@@ -29,18 +34,24 @@ double manoeuvre::m1(double t, double k0) noexcept {
 double manoeuvre::m2(double t, double k0) noexcept {
   // 003 Eq. (20), omega = 2 inside sin(2 pi omega t).
   double A = 0.0;
-  if (t <= 1.0) A = 0.1 * t;
-  else if (t <= 8.0) A = 0.1;
-  else if (t <= 9.0) A = 0.1 * (9.0 - t);
+  if (t <= 1.0)
+    A = 0.1 * t;
+  else if (t <= 8.0)
+    A = 0.1;
+  else if (t <= 9.0)
+    A = 0.1 * (9.0 - t);
   return k0 * (1.0 - A * std::sin(2.0 * std::numbers::pi * 2.0 * t));
 }
 
 double manoeuvre::value(time_point t) const noexcept {
   const double ts = to_seconds(t);
   switch (kind_) {
-    case manoeuvre_kind::m1: return m1(ts, kappa0_);
-    case manoeuvre_kind::m2: return m2(ts, kappa0_);
-    case manoeuvre_kind::hold: break;
+    case manoeuvre_kind::m1:
+      return m1(ts, kappa0_);
+    case manoeuvre_kind::m2:
+      return m2(ts, kappa0_);
+    case manoeuvre_kind::hold:
+      break;
   }
   return kappa0_;
 }

@@ -33,12 +33,14 @@ struct memory_sink final : row_sink {
     data.reserve(200000 * width);
   }
   void write(std::span<const double> row) noexcept override {
-    if (data.size() + row.size() <= data.capacity()) data.insert(data.end(), row.begin(), row.end());
+    if (data.size() + row.size() <= data.capacity())
+      data.insert(data.end(), row.begin(), row.end());
   }
   void end() override {}
   [[nodiscard]] std::size_t rows() const { return data.size() / width; }
   [[nodiscard]] double at(std::size_t r, const std::string& col) const {
-    const auto c = static_cast<std::size_t>(std::find(columns.begin(), columns.end(), col) - columns.begin());
+    const auto c =
+        static_cast<std::size_t>(std::find(columns.begin(), columns.end(), col) - columns.begin());
     return data[r * width + c];
   }
 };
@@ -66,7 +68,8 @@ TEST(ThreadedCrane, ThreadedEqualsOfflineOnEveryCraneAndOscillatorScenario) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("crane", 0) != 0 && name.rfind("oscillator", 0) != 0) continue;
     // Each scenario as shipped, and the paper's four crane cases also in Gauss-Seidel.
-    const bool paper_case = name.rfind("crane_m", 0) == 0 && name.find("best") == std::string::npos &&
+    const bool paper_case = name.rfind("crane_m", 0) == 0 &&
+                            name.find("best") == std::string::npos &&
                             name.find("rim") == std::string::npos;
     for (const char* scheme : {"", "gauss-seidel"}) {
       if (*scheme != '\0' && !paper_case) continue;
@@ -84,7 +87,8 @@ TEST(ThreadedCrane, ThreadedEqualsOfflineOnEveryCraneAndOscillatorScenario) {
       EXPECT_EQ(oa.status, ob.status) << name;
       EXPECT_EQ(oa.macro_steps, ob.macro_steps) << name;
       EXPECT_GT(a.rows(), 1U) << name;
-      EXPECT_TRUE(same_bytes(a, b)) << name << " (" << (*scheme != '\0' ? scheme : "as shipped") << ")";
+      EXPECT_TRUE(same_bytes(a, b))
+          << name << " (" << (*scheme != '\0' ? scheme : "as shipped") << ")";
       ++compared;
     }
   }
@@ -122,7 +126,8 @@ TEST(ThreadedCrane, EnergyResidualStopPrecedesTheDriftOfUnstableRuns) {
       run_mode(file, {std::string("run.macro_step=") + H}, "offline", unguarded);
       const double drift = first_exceedance(unguarded, fine, 5e-3);
       ASSERT_TRUE(std::isfinite(drift)) << "H = " << H << " should be unstable";
-      const run_outcome g = run_mode(file, {std::string("run.macro_step=") + H, lim}, mode, guarded);
+      const run_outcome g =
+          run_mode(file, {std::string("run.macro_step=") + H, lim}, mode, guarded);
       EXPECT_EQ(g.status, run_status::safety_stop) << mode << " H = " << H;
       EXPECT_EQ(g.stop_reason, "energy_residual") << mode << " H = " << H;
       EXPECT_LT(g.stop_time_s, drift) << mode << " H = " << H;
@@ -169,7 +174,8 @@ TEST(ThreadedCrane, RejectsImpossiblePlacementFromTheScenario) {
     }
   };
   expect_error({"run.mode=threaded", "threads.multibody.cpu=64"}, "threads.multibody.cpu");
-  expect_error({"run.mode=threaded", "threads.multibody.priority=100"}, "threads.multibody.priority");
+  expect_error({"run.mode=threaded", "threads.multibody.priority=100"},
+               "threads.multibody.priority");
   expect_error({"run.mode=threaded", "threads.nosuch.cpu=0"}, "threads.nosuch");
   expect_error({"run.mode=threaded", "run.ring_capacity=2"}, "run.ring_capacity");
   expect_error({"run.mode=threaded", "run.scheme=gauss-seidel", "threads.multibody.budget=0.0006",

@@ -45,7 +45,8 @@ class mass_side final : public subsystem {
     for (std::int64_t s : sleepy_)
       if (s == steps_) {
         // Oversleep without allocating: a busy wait on the monotonic clock.
-        const std::int64_t until = monotonic_now_ns() + static_cast<std::int64_t>(oversleep_s_ * 1e9);
+        const std::int64_t until =
+            monotonic_now_ns() + static_cast<std::int64_t>(oversleep_s_ * 1e9);
         while (monotonic_now_ns() < until) {
         }
       }
@@ -102,7 +103,8 @@ struct memory_sink final : row_sink {
     width = c.size();
   }
   void write(std::span<const double> row) noexcept override {
-    if (data.size() + row.size() <= data.capacity()) data.insert(data.end(), row.begin(), row.end());
+    if (data.size() + row.size() <= data.capacity())
+      data.insert(data.end(), row.begin(), row.end());
   }
   void end() override {}
   [[nodiscard]] std::size_t rows() const { return width == 0 ? 0 : data.size() / width; }
@@ -155,8 +157,8 @@ TEST(ThreadedExecutor, ByteIdenticalToOfflineForEverySchemeAndRate) {
         EXPECT_EQ(oa.status, run_status::completed);
         EXPECT_EQ(ob.status, run_status::completed);
         EXPECT_EQ(a.rows(), 2001U);
-        EXPECT_TRUE(same_bytes(a, b)) << "scheme " << static_cast<int>(sk) << " order " << order
-                                      << " h " << h_mass;
+        EXPECT_TRUE(same_bytes(a, b))
+            << "scheme " << static_cast<int>(sk) << " order " << order << " h " << h_mass;
         EXPECT_EQ(oa.energy_residual, ob.energy_residual);
       }
 }
@@ -184,12 +186,13 @@ TEST(ThreadedExecutor, RealTimeThreadsNeitherAllocateNorPageFaultAfterStartUp) {
     rt_path_probe probe;
     threaded_options opt;
     opt.realtime = realtime;
-    opt.lock_memory = true;  // the deployment setting: mlockall before threads start
+    opt.lock_memory = true;                 // the deployment setting: mlockall before threads start
     opt.watchdog.max_overruns = 1'000'000;  // shared machine: noise must not stop this run
     opt.hook = &rt_path_probe::hook;
     opt.hook_ctx = &probe;
     const run_outcome o = run_threaded(m->sys, m->plan, {}, sink, opt);
-    ASSERT_EQ(o.status, run_status::completed) << o.message << " " << o.stop_reason << " misses " << o.deadline_misses << " steps " << o.macro_steps;
+    ASSERT_EQ(o.status, run_status::completed) << o.message << " " << o.stop_reason << " misses "
+                                               << o.deadline_misses << " steps " << o.macro_steps;
     for (std::size_t s = 0; s < 2; ++s) {
       EXPECT_EQ(probe.alloc_end[s] - probe.alloc_begin[s], 0U) << "subsystem " << s;
 #ifndef COSIM_SANITIZED
@@ -215,7 +218,8 @@ TEST(ThreadedExecutor, InjectedOverrunIsCountedAndSkipsKeepingThePhase) {
   EXPECT_EQ(o.status, run_status::completed) << o.stop_reason;
   ASSERT_EQ(o.threads.size(), 2U);
   std::printf("overruns: mass %lld, spring %lld (1 injected)\n",
-              static_cast<long long>(o.threads[0].overruns), static_cast<long long>(o.threads[1].overruns));
+              static_cast<long long>(o.threads[0].overruns),
+              static_cast<long long>(o.threads[1].overruns));
   // The machine is shared: noise may add misses, but the injected one is always there.
   EXPECT_GE(o.threads[0].overruns, 1);
   EXPECT_EQ(o.deadline_misses, o.threads[0].overruns + o.threads[1].overruns);

@@ -226,12 +226,3 @@ TEST(Tune, LargestStepOfDirectZohM1) {
 }
 
 }  // namespace
-
-// tools/CMakeLists.txt filters main.cpp out of the source list only after add_library, so
-// libcosim_cli.a contains cosim's main(); linked before gtest_main it would become this
-// executable's entry point. An object file that defines main() keeps the linker from
-// pulling either archive member. Remove once main.cpp is filtered before add_library.
-int main(int argc, char** argv) {
-  testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

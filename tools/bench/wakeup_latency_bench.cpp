@@ -237,19 +237,20 @@ crane_result run_crane(const options& opt) {
     void write(std::span<const double>) noexcept override {}
     void end() override {}
   } sink;
-  const std::string root = std::string(__FILE__).substr(0, std::string(__FILE__).rfind("/tools/bench/"));
+  const std::string root =
+      std::string(__FILE__).substr(0, std::string(__FILE__).rfind("/tools/bench/"));
   const int other = opt.cpu == 0 ? (cosim::online_cpu_count() > 1 ? 1 : 0) : 0;
-  const std::vector<std::string> sets{
-      "run.mode=realtime",
-      "run.duration=" + std::to_string(opt.duration_s),
-      "run.macro_step=" + std::to_string(opt.period_us * 1e-6),
-      "threads.hydraulics.cpu=" + std::to_string(opt.cpu),
-      "threads.hydraulics.priority=" + std::to_string(opt.priority),
-      "threads.multibody.cpu=" + std::to_string(other),
-      "threads.multibody.priority=" + std::to_string(opt.priority)};
+  const std::vector<std::string> sets{"run.mode=realtime",
+                                      "run.duration=" + std::to_string(opt.duration_s),
+                                      "run.macro_step=" + std::to_string(opt.period_us * 1e-6),
+                                      "threads.hydraulics.cpu=" + std::to_string(opt.cpu),
+                                      "threads.hydraulics.priority=" + std::to_string(opt.priority),
+                                      "threads.multibody.cpu=" + std::to_string(other),
+                                      "threads.multibody.priority=" + std::to_string(opt.priority)};
   crane_result r;
   try {
-    const auto sc = cosim::config::load_scenario(root + "/rt_config/scenarios/crane_m1_fs.toml", sets);
+    const auto sc =
+        cosim::config::load_scenario(root + "/rt_config/scenarios/crane_m1_fs.toml", sets);
     auto built = cosim::config::build(sc);
     cosim::threaded_options topt = cosim::config::make_threaded_options(sc, *built);
     topt.watchdog.max_overruns = 1'000'000;  // measure misses, do not stop on them
@@ -326,9 +327,10 @@ int run(int argc, char** argv) {
   const crane_result crane = run_crane(opt);
   if (crane.ran) {
     const auto& o = crane.outcome;
-    std::printf("  cosim realtime crane M1 f-s: %s after %.3f s, %lld macro steps, deadline misses %lld\n",
-                cosim::to_string(o.status), o.sim_time_s, static_cast<long long>(o.macro_steps),
-                static_cast<long long>(o.deadline_misses));
+    std::printf(
+        "  cosim realtime crane M1 f-s: %s after %.3f s, %lld macro steps, deadline misses %lld\n",
+        cosim::to_string(o.status), o.sim_time_s, static_cast<long long>(o.macro_steps),
+        static_cast<long long>(o.deadline_misses));
   }
 
   std::printf("\n  %-18s %9s %8s %8s %8s %9s   (us)\n", "", "samples", "min", "p50", "p99", "max");
@@ -336,9 +338,9 @@ int run(int argc, char** argv) {
   if (crane.ran)
     for (const auto& t : crane.outcome.threads)
       std::printf("  %-18s %9lld %8s %8.1f %8.1f %9.1f   (CPU %d, SCHED_FIFO %d, overruns %lld)\n",
-                  ("crane " + t.name).c_str(), static_cast<long long>(t.steps), "-", t.wakeup_p50_us,
-                  t.wakeup_p99_us, t.wakeup_max_us, t.cpu_granted, t.priority_granted,
-                  static_cast<long long>(t.overruns));
+                  ("crane " + t.name).c_str(), static_cast<long long>(t.steps), "-",
+                  t.wakeup_p50_us, t.wakeup_p99_us, t.wakeup_max_us, t.cpu_granted,
+                  t.priority_granted, static_cast<long long>(t.overruns));
   if (theirs.valid) {
     print_row("cyclictest", theirs);
     std::printf(
@@ -351,10 +353,12 @@ int run(int argc, char** argv) {
       for (const auto& t : crane.outcome.threads)
         if (t.cpu_granted == opt.cpu)
           std::printf(
-              "wakeup_latency_bench summary: realtime crane %s thread (CPU %d) p99/cyclictest p99 = "
+              "wakeup_latency_bench summary: realtime crane %s thread (CPU %d) p99/cyclictest p99 "
+              "= "
               "%.3f, deadline misses %lld in %lld steps\n",
               t.name.c_str(), t.cpu_granted, ratio(t.wakeup_p99_us, theirs.p99_us),
-              static_cast<long long>(crane.outcome.deadline_misses), static_cast<long long>(t.steps));
+              static_cast<long long>(crane.outcome.deadline_misses),
+              static_cast<long long>(t.steps));
   } else {
     std::printf(
         "\nwakeup_latency_bench summary: ours only: p50 %.1f us, p99 %.1f us, max %.1f us\n",

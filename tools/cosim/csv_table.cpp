@@ -20,8 +20,9 @@ double csv_table::interpolate(int c, double t) const {
   if (rows.empty()) return std::nan("");
   if (t <= rows.front()[0]) return rows.front()[static_cast<std::size_t>(c)];
   if (t >= rows.back()[0]) return rows.back()[static_cast<std::size_t>(c)];
-  const auto it = std::lower_bound(rows.begin(), rows.end(), t,
-                                   [](const std::vector<double>& r, double tt) { return r[0] < tt; });
+  const auto it =
+      std::lower_bound(rows.begin(), rows.end(), t,
+                       [](const std::vector<double>& r, double tt) { return r[0] < tt; });
   const auto& r1 = *it;
   const auto& r0 = *(it - 1);
   const double w = (t - r0[0]) / (r1[0] - r0[0]);
@@ -62,12 +63,14 @@ csv_table read_csv(const std::string& path) {
       row.push_back(v);
       p = r.ptr;
       if (p == end) break;
-      COSIM_INPUT_CHECK(*p == ',', errc::io, path + ":" + std::to_string(lineno) + ": expected ','");
+      COSIM_INPUT_CHECK(*p == ',', errc::io,
+                        path + ":" + std::to_string(lineno) + ": expected ','");
       ++p;
     }
     COSIM_INPUT_CHECK(row.size() == t.columns.size(), errc::io,
                       path + ":" + std::to_string(lineno) + ": expected " +
-                          std::to_string(t.columns.size()) + " values, got " + std::to_string(row.size()));
+                          std::to_string(t.columns.size()) + " values, got " +
+                          std::to_string(row.size()));
     t.rows.push_back(std::move(row));
   }
   return t;
@@ -89,7 +92,8 @@ std::vector<column_difference> compare(const csv_table& a, const csv_table& b,
       const double t = row[0];
       if (t < t0 - 1e-12 || t > t1 + 1e-12) continue;
       const double diff = a.interpolate(ca, t) - row[static_cast<std::size_t>(cb)];
-      const double ad = std::isfinite(diff) ? std::abs(diff) : std::numeric_limits<double>::infinity();
+      const double ad =
+          std::isfinite(diff) ? std::abs(diff) : std::numeric_limits<double>::infinity();
       if (ad > d.max_abs || d.samples == 0) {
         d.max_abs = ad;
         d.t_at_max = t;

@@ -79,10 +79,20 @@ std::string summary_json(const config::scenario& sc, const run_outcome& o,
       j.key("priority_granted").value(t.priority_granted);
       j.key("priority_requested").value(t.priority_requested);
       j.key("wakeup_latency_us").begin_object();
-      j.key("p50").value(t.wakeup_p50_us).key("p99").value(t.wakeup_p99_us).key("max").value(t.wakeup_max_us);
+      j.key("p50")
+          .value(t.wakeup_p50_us)
+          .key("p99")
+          .value(t.wakeup_p99_us)
+          .key("max")
+          .value(t.wakeup_max_us);
       j.end_object();
       j.key("exec_time_us").begin_object();
-      j.key("p50").value(t.exec_p50_us).key("p99").value(t.exec_p99_us).key("max").value(t.exec_max_us);
+      j.key("p50")
+          .value(t.exec_p50_us)
+          .key("p99")
+          .value(t.exec_p99_us)
+          .key("max")
+          .value(t.exec_max_us);
       j.end_object();
       j.key("overruns").value(t.overruns);
       j.key("steps").value(t.steps);
@@ -112,10 +122,13 @@ void install_signal_handlers() {
 
 int exit_code(const run_outcome& o) noexcept {
   switch (o.status) {
-    case run_status::completed: return 0;
+    case run_status::completed:
+      return 0;
     case run_status::diverged:
-    case run_status::safety_stop: return 1;
-    case run_status::error: return 2;
+    case run_status::safety_stop:
+      return 1;
+    case run_status::error:
+      return 2;
   }
   return 2;
 }
@@ -128,7 +141,8 @@ run_report run_scenario(const run_request& req, const std::atomic<bool>* stop_re
   const fs::path dir = req.out_dir;
   std::error_code ec;
   fs::create_directories(dir, ec);
-  COSIM_INPUT_CHECK(!ec, errc::io, "cannot create output directory " + dir.string() + ": " + ec.message());
+  COSIM_INPUT_CHECK(!ec, errc::io,
+                    "cannot create output directory " + dir.string() + ": " + ec.message());
   const fs::path csv = dir / "results.csv";
   const fs::path summary = dir / "summary.json";
   // A stale summary next to new, partial results would look like a finished run.
@@ -172,8 +186,11 @@ command add_run_command(CLI::App& app) {
       "Run a scenario. Writes DIR/results.csv (one row per macro step or per output interval)\n"
       "and DIR/summary.json (status, stop reason, timing, energy residuals, resolved config).\n"
       "SIGINT/SIGTERM stop the run in order; results up to the stop are kept.");
-  run->add_option("scenario", req->scenario, "Scenario TOML file")->required()->check(CLI::ExistingFile);
-  run->add_option("--set", req->sets, "Override a scenario key, e.g. --set run.macro_step=0.01 (repeatable)")
+  run->add_option("scenario", req->scenario, "Scenario TOML file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  run->add_option("--set", req->sets,
+                  "Override a scenario key, e.g. --set run.macro_step=0.01 (repeatable)")
       ->type_name("KEY=VALUE");
   run->add_option("--out", req->out_dir, "Output directory (default: results/<scenario name>)");
   run->footer(keys_help());

@@ -23,7 +23,7 @@ class config_reader {
   void apply_overrides(const std::vector<std::string>& sets);
 
   [[nodiscard]] bool has(const std::string& key) const;
-  [[nodiscard]] double get_double(const std::string& key) ;
+  [[nodiscard]] double get_double(const std::string& key);
   [[nodiscard]] std::optional<double> opt_double(const std::string& key);
   [[nodiscard]] std::int64_t get_int(const std::string& key);
   [[nodiscard]] std::optional<std::int64_t> opt_int(const std::string& key);

@@ -39,7 +39,7 @@ const model_entry* find_model(const std::string& name);
 
 // One function per model, defined in that model's own source file.
 model_entry crane_model_entry();
-model_entry crane2_model_entry();  // 001 Sect. 4.1.1
+model_entry crane2_model_entry();                // 001 Sect. 4.1.1
 model_entry oscillator2_model_entry();           // 000 App. A.1
 model_entry oscillator3_model_entry();           // 000 App. A.2
 model_entry oscillator_nonlinear_model_entry();  // 000 App. A.3

@@ -17,26 +17,26 @@
 namespace cosim::config {
 
 struct run_config {
-  std::string mode = "offline";       // offline | threaded | realtime
-  double duration = 10.0;             // [s]
-  double macro_step = 1e-3;           // H [s]
-  std::string scheme = "jacobi";      // jacobi | gauss-seidel
-  std::vector<std::string> order;     // Gauss-Seidel order (subsystem names)
-  double output_interval = 0.0;       // [s]; 0 = every macro step
-  std::string sync;                   // "", slowest-first, fastest-first (004 Sect. 2.1)
+  std::string mode = "offline";    // offline | threaded | realtime
+  double duration = 10.0;          // [s]
+  double macro_step = 1e-3;        // H [s]
+  std::string scheme = "jacobi";   // jacobi | gauss-seidel
+  std::vector<std::string> order;  // Gauss-Seidel order (subsystem names)
+  double output_interval = 0.0;    // [s]; 0 = every macro step
+  std::string sync;                // "", slowest-first, fastest-first (004 Sect. 2.1)
 };
 
 struct subsystem_config {
-  double step = 0.0;                  // [s], resolved
-  bool step_set = false;              // explicitly given
+  double step = 0.0;      // [s], resolved
+  bool step_set = false;  // explicitly given
   std::string integrator;
-  bool smoothing = false;             // deliver interval averages (004 Sect. 2.2)
-  bool non_matching = false;          // own time grid; step need not divide H
+  bool smoothing = false;     // deliver interval averages (004 Sect. 2.2)
+  bool non_matching = false;  // own time grid; step need not divide H
 };
 
 struct coupling_config {
-  int extrapolation = 0;              // polynomial order 0-4 for every coupling input
-  std::map<std::string, int> order;   // per consumer input "subsystem.input": 0-4
+  int extrapolation = 0;             // polynomial order 0-4 for every coupling input
+  std::map<std::string, int> order;  // per consumer input "subsystem.input": 0-4
 };
 
 struct safety_config {
@@ -55,9 +55,9 @@ struct realtime_config {
 
 struct scenario {
   std::string file;
-  std::string model;                                 // model.name
-  std::map<std::string, std::string> options;        // model-specific choices (model.*)
-  std::map<std::string, double> params;              // model-specific numbers (model.*)
+  std::string model;                           // model.name
+  std::map<std::string, std::string> options;  // model-specific choices (model.*)
+  std::map<std::string, double> params;        // model-specific numbers (model.*)
   run_config run;
   std::map<std::string, subsystem_config> subsystems;  // by subsystem name
   coupling_config coupling;
@@ -67,7 +67,9 @@ struct scenario {
 
   [[nodiscard]] const std::string& option(const std::string& key) const { return options.at(key); }
   [[nodiscard]] double param(const std::string& key) const { return params.at(key); }
-  [[nodiscard]] const subsystem_config& sub(const std::string& name) const { return subsystems.at(name); }
+  [[nodiscard]] const subsystem_config& sub(const std::string& name) const {
+    return subsystems.at(name);
+  }
 };
 
 /// Reads and validates a scenario file with --set overrides applied. Throws cosim::error

@@ -29,17 +29,17 @@ class error : public std::runtime_error {
 }  // namespace cosim
 
 /// Broken internal invariant: always on, aborts. Never for user input.
-#define COSIM_DEMAND(cond)                                                                  \
-  do {                                                                                      \
-    if (!(cond)) {                                                                          \
+#define COSIM_DEMAND(cond)                                                                    \
+  do {                                                                                        \
+    if (!(cond)) {                                                                            \
       std::fprintf(stderr, "cosim: internal invariant failed: %s (%s:%d)\n", #cond, __FILE__, \
-                   __LINE__);                                                               \
-      std::abort();                                                                         \
-    }                                                                                       \
+                   __LINE__);                                                                 \
+      std::abort();                                                                           \
+    }                                                                                         \
   } while (false)
 
 /// Bad user input: throws cosim::error with the given message.
-#define COSIM_INPUT_CHECK(cond, code, message)   \
-  do {                                           \
+#define COSIM_INPUT_CHECK(cond, code, message)        \
+  do {                                                \
     if (!(cond)) throw ::cosim::error(code, message); \
   } while (false)

@@ -40,9 +40,7 @@ class subsystem {
   [[nodiscard]] std::size_t output_count() const noexcept { return outputs_.size(); }
   [[nodiscard]] input_port& input(std::size_t i) noexcept { return inputs_[i]; }
   [[nodiscard]] const input_port& input(std::size_t i) const noexcept { return inputs_[i]; }
-  [[nodiscard]] const port_desc& output_desc(std::size_t i) const noexcept {
-    return outputs_[i];
-  }
+  [[nodiscard]] const port_desc& output_desc(std::size_t i) const noexcept { return outputs_[i]; }
   [[nodiscard]] double output(std::size_t i) const noexcept { return output_values_[i]; }
   [[nodiscard]] std::span<const double> outputs() const noexcept { return output_values_; }
   [[nodiscard]] std::span<const variable_desc> variables() const noexcept { return variables_; }

@@ -52,9 +52,7 @@ class system {
   /// "subsystem.port" -> "subsystem.port". Checks that both ports exist and their units
   /// match; an input may have only one producer. Returns the connection index.
   std::size_t connect(const std::string& from, const std::string& to);
-  [[nodiscard]] const std::vector<connection>& connections() const noexcept {
-    return connections_;
-  }
+  [[nodiscard]] const std::vector<connection>& connections() const noexcept { return connections_; }
   /// Connection feeding the given "subsystem.port" input; throws if none.
   [[nodiscard]] std::size_t connection_to(const std::string& to) const;
 

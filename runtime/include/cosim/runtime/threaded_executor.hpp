@@ -23,10 +23,10 @@
 namespace cosim {
 
 struct thread_setup {
-  int cpu = -1;                       // -1: not pinned
-  int priority = 0;                   // 0: SCHED_OTHER; 1-99: SCHED_FIFO
+  int cpu = -1;      // -1: not pinned
+  int priority = 0;  // 0: SCHED_OTHER; 1-99: SCHED_FIFO
   std::size_t stack_size = 256 * 1024;
-  double budget_s = 0.0;              // expected worst-case step time; 0 = unknown
+  double budget_s = 0.0;  // expected worst-case step time; 0 = unknown
 };
 
 struct watchdog_setup {
@@ -40,7 +40,7 @@ struct threaded_options {
   bool realtime = false;
   std::vector<thread_setup> threads;  // per subsystem index; empty = defaults
   watchdog_setup watchdog;
-  std::size_t ring_capacity = 16;     // coupling ring slots (power of two)
+  std::size_t ring_capacity = 16;      // coupling ring slots (power of two)
   std::size_t record_capacity = 4096;  // per-thread record ring slots (power of two)
   bool lock_memory = true;
   std::string timing_csv;  // per-step timing CSV path; empty = off

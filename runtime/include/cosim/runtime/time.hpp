@@ -23,8 +23,14 @@ constexpr duration to_duration(double seconds) noexcept {
   const double ns = seconds * 1e9;
   return duration{static_cast<std::int64_t>(ns < 0 ? ns - 0.5 : ns + 0.5)};
 }
-constexpr double to_seconds(duration d) noexcept { return static_cast<double>(d.count()) * 1e-9; }
-constexpr double to_seconds(time_point t) noexcept { return to_seconds(t.time_since_epoch()); }
-constexpr time_point at_seconds(double seconds) noexcept { return time_point{to_duration(seconds)}; }
+constexpr double to_seconds(duration d) noexcept {
+  return static_cast<double>(d.count()) * 1e-9;
+}
+constexpr double to_seconds(time_point t) noexcept {
+  return to_seconds(t.time_since_epoch());
+}
+constexpr time_point at_seconds(double seconds) noexcept {
+  return time_point{to_duration(seconds)};
+}
 
 }  // namespace cosim

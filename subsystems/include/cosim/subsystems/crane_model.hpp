@@ -9,11 +9,11 @@
 namespace cosim::crane {
 
 struct mechanical_params {
-  double L = 1.0;     // link 1 length [m]
-  double Lh = 0.5;    // link 2 length [m]
-  double m = 200.0;   // link 1 mass [kg]
-  double mp = 250.0;  // point mass at Q [kg]
-  double mh = 100.0;  // point mass at R [kg]
+  double L = 1.0;                         // link 1 length [m]
+  double Lh = 0.5;                        // link 2 length [m]
+  double m = 200.0;                       // link 1 mass [kg]
+  double mp = 250.0;                      // point mass at Q [kg]
+  double mh = 100.0;                      // point mass at R [kg]
   double xB = std::numbers::sqrt3 / 2.0;  // fixed actuator end B [m]
   double yB = 0.0;
   double g = 9.81;  // gravity magnitude, acting along -y [m/s^2]
@@ -22,15 +22,15 @@ struct mechanical_params {
 };
 
 struct hydraulic_params {
-  double ap = 65e-4;     // piston area [m^2]
-  double l = 0.442;      // cylinder length [m]
-  double c = 1e5;        // viscous friction [N s/m]
-  double cd = 0.67;      // valve discharge coefficient
-  double rho = 850.0;    // fluid density [kg/m^3]
-  double pP = 7.6e6;     // pump pressure [Pa]
-  double pT = 0.1e6;     // tank pressure [Pa]
-  double a = 6.53e-10;   // compressibility coefficient [1/Pa]
-  double b = -1.19e-18;  // compressibility coefficient [1/Pa^2]
+  double ap = 65e-4;         // piston area [m^2]
+  double l = 0.442;          // cylinder length [m]
+  double c = 1e5;            // viscous friction [N s/m]
+  double cd = 0.67;          // valve discharge coefficient
+  double rho = 850.0;        // fluid density [kg/m^3]
+  double pP = 7.6e6;         // pump pressure [Pa]
+  double pT = 0.1e6;         // tank pressure [Pa]
+  double a = 6.53e-10;       // compressibility coefficient [1/Pa]
+  double b = -1.19e-18;      // compressibility coefficient [1/Pa^2]
   double valve_area = 5e-4;  // 003 Eq. (13) [m^2]
 };
 
@@ -87,8 +87,8 @@ inline double orifice(const hydraulic_params& h, double dp) noexcept {
 }
 
 /// Pressure rates, 003 Eqs. (9)-(13). s0 is the initial actuator length.
-inline vec2 pressure_rates(const hydraulic_params& h, double s0, double s, double sd,
-                           double kappa, double p1, double p2) noexcept {
+inline vec2 pressure_rates(const hydraulic_params& h, double s0, double s, double sd, double kappa,
+                           double p1, double p2) noexcept {
   const double ai = h.valve_area * kappa;  // 003 Eq. (13)
   const double ao = h.valve_area * (1.0 - kappa);
   const double l1 = 0.5 * h.l + s0 - s;  // 003 Eq. (12)

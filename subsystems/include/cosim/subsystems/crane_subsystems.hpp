@@ -26,10 +26,10 @@ class crane_multibody final : public subsystem {
 
   // Ports (indices are stable).
   static constexpr std::size_t out_s = 0, out_sd = 1;
-  static constexpr std::size_t out_Mt11 = 2, out_ft1 = 3;  // with rim_outputs only
-  static constexpr std::size_t in_fh = 0;          // f-s
+  static constexpr std::size_t out_Mt11 = 2, out_ft1 = 3;    // with rim_outputs only
+  static constexpr std::size_t in_fh = 0;                    // f-s
   static constexpr std::size_t in_rim_s = 1, in_rim_sd = 2;  // with rim_follow only
-  static constexpr std::size_t in_p1 = 0, in_p2 = 1;  // p-s
+  static constexpr std::size_t in_p1 = 0, in_p2 = 1;         // p-s
 
   [[nodiscard]] const vec2& q() const noexcept { return q_; }
   [[nodiscard]] const vec2& qd() const noexcept { return qd_; }
@@ -66,7 +66,7 @@ class hydraulic_cylinder final : public subsystem {
                      hydraulic_integrator integrator, const equilibrium& eq);
 
   static constexpr std::size_t in_s = 0, in_sd = 1, in_kappa = 2;
-  static constexpr std::size_t out_fh = 0;            // f-s
+  static constexpr std::size_t out_fh = 0;              // f-s
   static constexpr std::size_t out_p1 = 0, out_p2 = 1;  // p-s
 
   [[nodiscard]] double p1() const noexcept { return p1_; }
