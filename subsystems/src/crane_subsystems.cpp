@@ -190,6 +190,28 @@ bool hydraulic_cylinder::do_step(time_point t, duration h) noexcept {
   return std::isfinite(p1_) && std::isfinite(p2_);
 }
 
+// The communication step's k forward-Euler sub-steps in one loop. With s and sd held
+// (ZOH) they are read once; kappa is still evaluated at every sub-step. The arithmetic is
+// that of do_step, so the result is bit-identical to k calls of it.
+bool hydraulic_cylinder::do_steps(time_point t, duration h, std::int64_t k) noexcept {
+  if (integrator_ != hydraulic_integrator::forward_euler || !input(in_s).held() ||
+      !input(in_sd).held())
+    return subsystem::do_steps(t, h, k);
+  const double hs = to_seconds(h);
+  const double s = in(in_s, t), sd = in(in_sd, t);
+  double p1 = p1_, p2 = p2_;
+  bool ok = true;
+  for (std::int64_t j = 0; j < k && ok; ++j) {
+    const vec2 pd = pressure_rates(hp_, eq_.s0, s, sd, in(in_kappa, t + j * h), p1, p2);
+    p1 += hs * pd[0];  // 003 Eq. (14)
+    p2 += hs * pd[1];
+    ok = std::isfinite(p1) && std::isfinite(p2);
+  }
+  p1_ = p1;
+  p2_ = p2;
+  return ok;
+}
+
 void hydraulic_cylinder::do_update_outputs(time_point t) noexcept {
   kappa_ = in(in_kappa, t);
   // f-s: direct feedthrough; sd is this subsystem's input extrapolated to t

@@ -61,6 +61,10 @@ class input_port {
     history_.push(t, value);
   }
 
+  /// True if value_at(t) is the newest sample for every t until the next receive()
+  /// (zero-order hold, no signal source).
+  [[nodiscard]] bool held() const noexcept { return source_ == nullptr && order_ == 0; }
+
   [[nodiscard]] double value_at(time_point t) const noexcept {
     if (source_ != nullptr) return source_->value(t);
     return history_.value_at(t, order_);

@@ -10,6 +10,7 @@
 // inputs extrapolated to t (000 Eq. (24)). Both are noexcept and must not allocate:
 // they form the real-time path.
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -65,6 +66,10 @@ class subsystem {
   }
   /// Advance the state from t to t + h. Returns false if the state became invalid.
   bool step(time_point t, duration h) noexcept { return do_step(t, h); }
+  /// k internal steps of h from t, stopping at the first that fails: exactly k calls of
+  /// step(). One virtual call per communication step lets a subsystem hoist what is
+  /// constant over it (e.g. held ZOH inputs) out of its inner loop.
+  bool steps(time_point t, duration h, std::int64_t k) noexcept { return do_steps(t, h, k); }
   void update_outputs(time_point t) noexcept { do_update_outputs(t); }
 
  protected:
@@ -76,6 +81,12 @@ class subsystem {
     return inputs_[i].value_at(t);
   }
   void set_output(std::size_t i, double v) noexcept { output_values_[i] = v; }
+  /// Default: k calls of do_step. Overrides must give the same result.
+  virtual bool do_steps(time_point t, duration h, std::int64_t k) noexcept {
+    bool ok = true;
+    for (std::int64_t j = 0; j < k && ok; ++j) ok = do_step(t + j * h, h);
+    return ok;
+  }
 
  private:
   virtual void do_initialize(time_point /*t0*/) {}

@@ -75,6 +75,7 @@ class hydraulic_cylinder final : public subsystem {
  private:
   void do_initialize(time_point t0) override;
   bool do_step(time_point t, duration h) noexcept override;
+  bool do_steps(time_point t, duration h, std::int64_t k) noexcept override;
   void do_update_outputs(time_point t) noexcept override;
 
   hydraulic_params hp_;
