@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,8 @@
 #include "cosim/runtime/executor.hpp"
 #include "cosim/subsystems/crane_model.hpp"
 #include "cosim/subsystems/manoeuvre.hpp"
+
+#include "bench_support.hpp"
 
 namespace {
 
@@ -388,39 +391,6 @@ double smallest(const std::vector<double>& v) {
   return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end());
 }
 
-// Consumes "--name=value" from argv; returns true and the value if present.
-bool take_option(int& argc, char** argv, std::string_view name, std::string& value) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg.size() > name.size() + 1 && arg.substr(0, name.size()) == name &&
-        arg[name.size()] == '=') {
-      value = std::string(arg.substr(name.size() + 1));
-      for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
-      --argc;
-      return true;
-    }
-  }
-  return false;
-}
-
-long long option_value(int& argc, char** argv, std::string_view name, const char* env,
-                       long long fallback) {
-  std::string text;
-  if (!take_option(argc, argv, name, text)) {
-    const char* from_env = std::getenv(env);
-    if (from_env == nullptr) return fallback;
-    text = from_env;
-  }
-  char* end = nullptr;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (end == text.c_str() || *end != '\0') {
-    std::fprintf(stderr, "crane_engine_bench: bad value '%s' for %.*s\n", text.c_str(),
-                 static_cast<int>(name.size()), name.data());
-    std::exit(2);
-  }
-  return v;
-}
-
 // Pins the calling (benchmark) thread; returns false with a warning if refused.
 bool pin_to(int cpu) {
   if (cpu < 0) return true;
@@ -437,9 +407,16 @@ bool pin_to(int cpu) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  options.cpu = static_cast<int>(option_value(argc, argv, "--cpu", "COSIM_BENCH_CPU", 0));
-  options.repetitions = static_cast<int>(
-      std::max(1LL, option_value(argc, argv, "--repetitions", "COSIM_BENCH_REPETITIONS", 5)));
+  try {
+    options.cpu =
+        static_cast<int>(cosim::bench::option_value(argc, argv, "--cpu", "COSIM_BENCH_CPU", 0));
+    options.repetitions =
+        static_cast<int>(std::max(1LL, cosim::bench::option_value(argc, argv, "--repetitions",
+                                                                  "COSIM_BENCH_REPETITIONS", 5)));
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "crane_engine_bench: %s\n", e.what());
+    return 2;
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   const bool pinned = pin_to(options.cpu) && options.cpu >= 0;

@@ -35,6 +35,11 @@
 #include "cosim/runtime/rt_thread.hpp"
 #include "cosim/runtime/spsc_ring.hpp"
 
+#include "bench_support.hpp"
+
+using cosim::bench::option_value;
+using cosim::bench::ratio;
+
 namespace {
 
 using sample = cosim::coupling_sample<4>;
@@ -229,80 +234,6 @@ BENCHMARK_TEMPLATE(bm_roundtrip, boost_queue)
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 
-// ---- summary ----
-
-// Keeps per-repetition results so the summary can use medians and the worst max.
-class summary_reporter : public benchmark::ConsoleReporter {
- public:
-  // Colours only on a terminal (a custom reporter does not get --benchmark_color).
-  summary_reporter() : ConsoleReporter(isatty(STDOUT_FILENO) != 0 ? OO_Defaults : OO_Tabular) {}
-
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& run : runs) {
-      if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;
-      auto& values = results_[run.run_name.function_name];
-      for (const auto& [key, counter] : run.counters) values[key].push_back(counter.value);
-    }
-  }
-
-  [[nodiscard]] double median(const std::string& bench, const std::string& key) const {
-    std::vector<double> v = values(bench, key);
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 == 1 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-  }
-  [[nodiscard]] double worst(const std::string& bench, const std::string& key) const {
-    const std::vector<double> v = values(bench, key);
-    return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
-  }
-
- private:
-  [[nodiscard]] std::vector<double> values(const std::string& bench, const std::string& key) const {
-    const auto b = results_.find(bench);
-    if (b == results_.end()) return {};
-    const auto k = b->second.find(key);
-    return k == b->second.end() ? std::vector<double>{} : k->second;
-  }
-  std::map<std::string, std::map<std::string, std::vector<double>>> results_;
-};
-
-double ratio(double ours, double baseline) {
-  return baseline > 0 ? ours / baseline : 0.0;
-}
-
-// Consumes "--name=value" from argv; returns true and the value if present.
-bool take_option(int& argc, char** argv, std::string_view name, std::string& value) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg.size() > name.size() + 1 && arg.substr(0, name.size()) == name &&
-        arg[name.size()] == '=') {
-      value = std::string(arg.substr(name.size() + 1));
-      for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
-      --argc;
-      return true;
-    }
-  }
-  return false;
-}
-
-long long option_value(int& argc, char** argv, std::string_view name, const char* env,
-                       long long fallback) {
-  std::string text;
-  if (!take_option(argc, argv, name, text)) {
-    // Only read during start-up, before any other thread exists.
-    const char* from_env = std::getenv(env);  // NOLINT(concurrency-mt-unsafe)
-    if (from_env == nullptr) return fallback;
-    text = from_env;
-  }
-  char* end = nullptr;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (end == text.c_str() || *end != '\0') {
-    throw std::invalid_argument("bad value '" + text + "' for " + std::string(name));
-  }
-  return v;
-}
-
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -328,25 +259,8 @@ int run(int argc, char** argv) {
       sizeof(sample), ring_capacity, options.producer_cpu, options.consumer_cpu, options.priority,
       options.repetitions);
 
-  // Defaults passed as library flags (a flag given by the user wins): the repetitions,
-  // and random interleaving of ours/boost repetitions so drift of a busy machine hits
-  // both alike.
-  std::vector<char*> args(argv, argv + argc);
-  std::string repetitions = "--benchmark_repetitions=" + std::to_string(options.repetitions);
-  std::string interleave = "--benchmark_enable_random_interleaving=true";
-  for (std::string* flag : {&repetitions, &interleave}) {
-    const std::string_view key = std::string_view(*flag).substr(0, flag->find('='));
-    const bool given = std::any_of(args.begin() + 1, args.end(), [key](const char* a) {
-      return std::string_view(a).starts_with(key);
-    });
-    if (!given) args.insert(args.begin() + 1, flag->data());
-  }
-  int bench_argc = static_cast<int>(args.size());
-  benchmark::Initialize(&bench_argc, args.data());
-  if (benchmark::ReportUnrecognizedArguments(bench_argc, args.data())) return 1;
-  summary_reporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
+  cosim::bench::counter_reporter reporter;
+  if (cosim::bench::run_benchmarks(argc, argv, options.repetitions, reporter) != 0) return 1;
 
   const double tp_ours = reporter.median("throughput/ours", "items_per_second");
   const double tp_boost = reporter.median("throughput/boost", "items_per_second");

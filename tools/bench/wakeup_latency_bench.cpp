@@ -31,6 +31,10 @@
 #include "cosim/runtime/rt_thread.hpp"
 #include "cosim/runtime/threaded_executor.hpp"
 
+#include "bench_support.hpp"
+
+using cosim::bench::ratio;
+
 namespace {
 
 constexpr const char* cyclictest_path = "/usr/bin/cyclictest";
@@ -54,53 +58,9 @@ struct result {
   std::string note;
 };
 
-// Accepts "--name=value" and "--name value".
-bool take_option(int& argc, char** argv, std::string_view name, std::string& value) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    int used = 0;
-    if (arg == name && i + 1 < argc) {
-      value = argv[i + 1];
-      used = 2;
-    } else if (arg.size() > name.size() && arg.substr(0, name.size()) == name &&
-               arg[name.size()] == '=') {
-      value = std::string(arg.substr(name.size() + 1));
-      used = 1;
-    }
-    if (used > 0) {
-      for (int j = i; j + used < argc; ++j) argv[j] = argv[j + used];
-      argc -= used;
-      return true;
-    }
-  }
-  return false;
-}
-
-bool take_flag(int& argc, char** argv, std::string_view name) {
-  for (int i = 1; i < argc; ++i) {
-    if (argv[i] == name) {
-      for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
-      --argc;
-      return true;
-    }
-  }
-  return false;
-}
-
+// Integer option (argv, then the environment), as int.
 int int_option(int& argc, char** argv, std::string_view name, const char* env, int fallback) {
-  std::string text;
-  if (!take_option(argc, argv, name, text)) {
-    // Only read during start-up, before any other thread exists.
-    const char* from_env = std::getenv(env);  // NOLINT(concurrency-mt-unsafe)
-    if (from_env == nullptr) return fallback;
-    text = from_env;
-  }
-  char* end = nullptr;
-  const long v = std::strtol(text.c_str(), &end, 10);
-  if (end == text.c_str() || *end != '\0') {
-    throw std::invalid_argument("bad value '" + text + "' for " + std::string(name));
-  }
-  return static_cast<int>(v);
+  return static_cast<int>(cosim::bench::option_value(argc, argv, name, env, fallback));
 }
 
 /// Holds /dev/cpu_dma_latency at 0 while alive, as cyclictest does by default, so both
@@ -272,10 +232,6 @@ void print_row(const char* label, const result& r) {
               static_cast<unsigned long long>(r.samples), r.min_us, r.p50_us, r.p99_us, r.max_us);
 }
 
-double ratio(double ours, double baseline) {
-  return baseline > 0 ? ours / baseline : 0.0;
-}
-
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -286,7 +242,7 @@ int run(int argc, char** argv) {
       std::max(10, int_option(argc, argv, "--period-us", "COSIM_WAKEUP_PERIOD_US", 1000));
   opt.priority = int_option(argc, argv, "--priority", "COSIM_WAKEUP_PRIORITY", 80);
   opt.cpu = int_option(argc, argv, "--cpu", "COSIM_WAKEUP_CPU", 1);
-  opt.run_cyclictest = !take_flag(argc, argv, "--no-cyclictest");
+  opt.run_cyclictest = !cosim::bench::take_flag(argc, argv, "--no-cyclictest");
   if (argc > 1) {
     std::fprintf(stderr,
                  "usage: %s [--duration-s=N] [--period-us=N] [--priority=N] [--cpu=N] "
