@@ -15,7 +15,11 @@
 
 #include "cosim/runtime/error.hpp"
 
+#include "temp_dir.hpp"
+
 namespace {
+
+using cosim::test::temp_dir;
 
 namespace config = cosim::config;
 
@@ -278,30 +282,6 @@ TEST(Scenario, BuildFillsThePlan) {
        {"\"model\"", "\"run\"", "\"macro_step\"", "\"hydraulics\"", "\"coupling\"", "\"safety\""})
     EXPECT_NE(json.find(k), std::string::npos) << k << " in " << json;
 }
-
-class temp_dir {
- public:
-  temp_dir() {
-    char tmpl[] = "/tmp/cosim_scenario_test_XXXXXX";
-    const char* d = mkdtemp(tmpl);
-    EXPECT_NE(d, nullptr);
-    path_ = d != nullptr ? d : "/tmp";
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-  [[nodiscard]] std::string file(const std::string& name, const std::string& text) const {
-    const std::string p = path_ + "/" + name;
-    std::ofstream(p) << text;
-    return p;
-  }
-
- private:
-  std::string path_;
-};
 
 TEST(Scenario, LoadScenarioNamesTheFileOnDisk) {
   temp_dir dir;

@@ -14,33 +14,16 @@
 #include <string>
 #include <vector>
 
+#include "temp_dir.hpp"
+
 namespace {
+
+using cosim::test::temp_dir;
 
 namespace fs = std::filesystem;
 
 const std::string exe = COSIM_EXE;
 const std::string scenarios = COSIM_SOURCE_DIR "/rt_config/scenarios/";
-
-class temp_dir {
- public:
-  temp_dir() {
-    char tmpl[] = "/tmp/cosim_cli_test_XXXXXX";
-    const char* d = mkdtemp(tmpl);
-    EXPECT_NE(d, nullptr);
-    path_ = d != nullptr ? d : "/tmp";
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-  [[nodiscard]] const std::string& path() const { return path_; }
-  [[nodiscard]] std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);

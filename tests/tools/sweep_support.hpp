@@ -15,27 +15,11 @@
 
 #include "commands.hpp"
 
+#include "temp_dir.hpp"
+
 namespace cosim::test_cli {
 
-class temp_dir {
- public:
-  temp_dir() {
-    char tmpl[] = "/tmp/cosim_sweep_test_XXXXXX";
-    const char* d = mkdtemp(tmpl);
-    EXPECT_NE(d, nullptr);
-    path_ = d != nullptr ? d : "/tmp";
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-  [[nodiscard]] std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using cosim::test::temp_dir;
 
 struct cli_result {
   int code = -1;
