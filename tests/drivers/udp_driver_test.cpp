@@ -17,79 +17,13 @@
 
 #include "cosim/drivers/udp_driver.hpp"
 #include "cosim/runtime/error.hpp"
+#include "udp_test_support.hpp"
 
 namespace {
 
 using namespace cosim::drivers;
 using namespace std::chrono_literals;
-
-struct test_socket {
-  int fd = -1;
-  sockaddr_in addr{};
-  test_socket() {
-    fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  }
-  ~test_socket() { ::close(fd); }
-  std::string name() const { return to_string(addr); }
-  void send_raw(std::span<const std::byte> d, std::uint16_t port) const {
-    sockaddr_in to{};
-    to.sin_family = AF_INET;
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    to.sin_port = htons(port);
-    ::sendto(fd, d.data(), d.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
-  }
-  void send(message_type type, std::uint32_t seq, std::vector<double> v, std::uint16_t port) const {
-    bench_message m{};
-    m.type = type;
-    m.sequence = seq;
-    m.channel_count = static_cast<std::uint16_t>(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i) m.channels[i] = v[i];
-    std::array<std::byte, max_datagram_size> buf{};
-    const std::size_t n = encode(m, buf);
-    send_raw(std::span<const std::byte>(buf.data(), n), port);
-  }
-  bool receive(bench_message& m, int timeout_ms = 500) const {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, timeout_ms) <= 0) return false;
-    std::array<std::byte, 2048> buf{};
-    const auto n = ::recv(fd, buf.data(), buf.size(), 0);
-    return n > 0 && decode(std::span<const std::byte>(buf.data(), static_cast<std::size_t>(n)),
-                           m) == decode_status::ok;
-  }
-};
-
-driver_config input_config(const test_socket& peer) {
-  driver_config c;
-  c.name = "joystick";
-  c.direction = driver_direction::input;
-  c.bind = "127.0.0.1:0";
-  c.peers = {peer.name()};
-  c.type = message_type::command;
-  channel_config k;
-  k.name = "kappa";
-  k.min = 0.0;
-  k.max = 1.0;
-  k.initial = 0.25;
-  c.channels = {k};
-  c.stale_after = 0.05;
-  c.stop_after = 0.2;
-  return c;
-}
-
-// Waits until pred() or 2 s.
-template <class F>
-bool eventually(F pred) {
-  for (int i = 0; i < 400; ++i) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return pred();
-}
+using namespace cosim::drivers::test;
 
 TEST(UdpInputDriver, DeliversNewestValueAndCountsHygiene) {
   test_socket peer, stranger;

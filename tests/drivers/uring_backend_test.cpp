@@ -24,6 +24,7 @@
 #include "cosim/drivers/uring_backend.hpp"
 #include "cosim/runtime/error.hpp"
 #include "cosim/runtime/rt_thread.hpp"
+#include "udp_test_support.hpp"
 
 #if COSIM_HAVE_URING
 #include <liburing.h>
@@ -33,6 +34,7 @@ namespace {
 
 using namespace cosim::drivers;
 using namespace std::chrono_literals;
+using namespace cosim::drivers::test;
 
 // Empty if io_uring can be used here, else why not.
 std::string uring_skip_reason() {
@@ -52,50 +54,6 @@ std::string uring_skip_reason() {
     const std::string reason = uring_skip_reason(); \
     if (!reason.empty()) GTEST_SKIP() << reason;    \
   } while (false)
-
-sockaddr_in loopback(std::uint16_t port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(port);
-  return a;
-}
-
-struct test_socket {
-  int fd = -1;
-  sockaddr_in addr{};
-  test_socket() {
-    fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-    addr = loopback(0);
-    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  }
-  test_socket(const test_socket&) = delete;
-  test_socket& operator=(const test_socket&) = delete;
-  ~test_socket() { ::close(fd); }
-  std::string name() const { return to_string(addr); }
-  void send_raw(std::span<const std::byte> d, std::uint16_t port) const {
-    const sockaddr_in to = loopback(port);
-    ::sendto(fd, d.data(), d.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
-  }
-  void send(message_type type, std::uint32_t seq, std::vector<double> v, std::uint16_t port) const {
-    bench_message m{};
-    m.type = type;
-    m.sequence = seq;
-    m.channel_count = static_cast<std::uint16_t>(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i) m.channels[i] = v[i];
-    std::array<std::byte, max_datagram_size> buf{};
-    const std::size_t n = encode(m, buf);
-    send_raw(std::span<const std::byte>(buf.data(), n), port);
-  }
-  // Raw receive with a timeout; returns the size or -1.
-  long receive_raw(std::span<std::byte> buf, int timeout_ms = 500) const {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, timeout_ms) <= 0) return -1;
-    return ::recv(fd, buf.data(), buf.size(), 0);
-  }
-};
 
 // Kernel receive-queue drops of the UDP socket bound to port (from /proc/net/udp).
 std::uint64_t kernel_drops(std::uint16_t port) {
@@ -141,16 +99,6 @@ struct recording_handler final : datagram_handler {
   std::atomic<int> wakes{0};
   bool stall_first = false;  // set before run(): the first on_datagram sleeps 100 ms
 };
-
-// Waits until pred() or 2 s.
-template <class F>
-bool eventually(F pred) {
-  for (int i = 0; i < 400; ++i) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return pred();
-}
 
 // A backend running on its own thread, stopped and joined at the end of the test.
 struct running_backend {
@@ -389,30 +337,15 @@ TEST(UringBackend, ErrorsNameTheKey) {
 
 // ------------------------------------------------------- input driver, both backends
 
-driver_config input_config(const test_socket& peer, const std::string& backend) {
-  driver_config c;
-  c.name = "joystick";
-  c.direction = driver_direction::input;
-  c.backend = backend;
-  c.bind = "127.0.0.1:0";
-  c.peers = {peer.name()};
-  c.type = message_type::command;
-  channel_config k;
-  k.name = "kappa";
-  k.min = 0.0;
-  k.max = 1.0;
-  k.initial = 0.25;
-  c.channels = {k};
-  c.stale_after = 5.0;
-  c.stop_after = 10.0;
-  return c;
-}
-
 // The scripted sequence: fresh, duplicate, out of order, a gap with clamping, a stranger,
 // short junk, a too-large datagram that fits the buffer, a heartbeat and a wrong type.
 driver_stats run_script(const std::string& backend, double& last_output) {
   test_socket peer, stranger;
-  auto d = make_driver(input_config(peer, backend));
+  // Long stale limits: the script is about packet hygiene, not staleness.
+  driver_config c = input_config(peer, backend);
+  c.stale_after = 5.0;
+  c.stop_after = 10.0;
+  auto d = make_driver(c);
   std::atomic<bool> stop{false};
   d->start(&stop);
   const std::uint16_t port = d->local_port();

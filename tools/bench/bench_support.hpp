@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -132,6 +134,17 @@ inline int run_benchmarks(int argc, char** argv, int repetitions,
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   return 0;
+}
+
+/// main() of a benchmark program: runs `run`, and turns an exception (a bad option, a
+/// failed set-up) into a message and exit code 2.
+inline int guarded_main(int argc, char** argv, int (*run)(int, char**)) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", argc > 0 ? argv[0] : "bench", e.what());
+    return 2;
+  }
 }
 
 }  // namespace cosim::bench

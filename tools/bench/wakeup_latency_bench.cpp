@@ -324,10 +324,5 @@ int run(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", argc > 0 ? argv[0] : "bench", e.what());
-    return 2;
-  }
+  return cosim::bench::guarded_main(argc, argv, run);
 }
