@@ -130,18 +130,6 @@ hydraulic_terms hydraulics(const hydraulic_params& hp, double s0, double s, doub
   return r;
 }
 
-double kappa_at(manoeuvre_kind kind, double t, double kappa0) noexcept {
-  switch (kind) {
-    case manoeuvre_kind::m1:
-      return manoeuvre::m1(t, kappa0);
-    case manoeuvre_kind::m2:
-      return manoeuvre::m2(t, kappa0);
-    case manoeuvre_kind::hold:
-      break;
-  }
-  return kappa0;
-}
-
 /// Steps per multiple: round(a / b), requiring a to be an integer multiple of b.
 long multiple_of(double a, double b, const char* what) {
   const double n = std::round(a / b);
@@ -222,13 +210,13 @@ reference_result run_crane_reference(const reference_options& opt, const mechani
         {t, kappa, q[is], qd[is], p[0], p[1], actuator_force(hp, p[0], p[1], qd[is]), viol});
   };
   res.max_constraint_violation = cons.violation(q);
-  record(0.0, kappa_at(opt.manoeuvre, 0.0, kappa0));
+  record(0.0, manoeuvre::at(opt.manoeuvre, 0.0, kappa0));
 
   Eigen::PartialPivLU<mzz> lu;
   Eigen::LDLT<mqq> proj;
   for (long k = 0; k < n_steps; ++k) {
     const double t1 = static_cast<double>(k + 1) * h;  // no accumulated round-off in t
-    const double kappa = kappa_at(opt.manoeuvre, t1, kappa0);
+    const double kappa = manoeuvre::at(opt.manoeuvre, t1, kappa0);
 
     // Predictor (Taylor from the converged step k); lambda starts from step k's value
     // (linear extrapolation was tried: fewer iterations in M2, more in M1).

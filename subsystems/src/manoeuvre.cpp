@@ -43,17 +43,20 @@ double manoeuvre::m2(double t, double k0) noexcept {
   return k0 * (1.0 - A * std::sin(2.0 * std::numbers::pi * 2.0 * t));
 }
 
-double manoeuvre::value(time_point t) const noexcept {
-  const double ts = to_seconds(t);
-  switch (kind_) {
+double manoeuvre::at(manoeuvre_kind kind, double t, double k0) noexcept {
+  switch (kind) {
     case manoeuvre_kind::m1:
-      return m1(ts, kappa0_);
+      return m1(t, k0);
     case manoeuvre_kind::m2:
-      return m2(ts, kappa0_);
+      return m2(t, k0);
     case manoeuvre_kind::hold:
       break;
   }
-  return kappa0_;
+  return k0;
+}
+
+double manoeuvre::value(time_point t) const noexcept {
+  return at(kind_, to_seconds(t), kappa0_);
 }
 
 }  // namespace cosim::crane

@@ -29,18 +29,6 @@ constexpr double ref_step = slow_build ? 2e-4 : 5e-5;  // 003 Sect. 4: 0.05 ms
 constexpr double ode_bound = 1e-8 * (ref_step / 5e-5) * (ref_step / 5e-5);
 constexpr double ode_step = slow_build ? 2e-5 : 1e-5;  // RK4, error ~h^4: far below 1e-8 m
 
-double kappa_of(manoeuvre_kind kind, double t, double kappa0) {
-  switch (kind) {
-    case manoeuvre_kind::m1:
-      return manoeuvre::m1(t, kappa0);
-    case manoeuvre_kind::m2:
-      return manoeuvre::m2(t, kappa0);
-    case manoeuvre_kind::hold:
-      break;
-  }
-  return kappa0;
-}
-
 /// Independent formulation of the same physics: minimal coordinates (theta1, theta2) with
 /// the erratum mass matrix (003 Eqs. (1)-(5)) and the pressure ODEs (003 Eqs. (8)-(13)),
 /// integrated monolithically with classical RK4. Returns s1 every `every` steps.
@@ -58,7 +46,8 @@ std::vector<double> minimal_ode_s1(manoeuvre_kind kind, double h, double duratio
     // 003 Eq. (1) with f_h = J^T f_h (Eq. (3)), J = [ds/dth1, 0].
     const vec2 f = gravity_forces(mp, q) - velocity_terms(mp, q, qd) + vec2{k.ds_dth1 * fh, 0.0};
     const vec2 qdd = mass_matrix(mp, q).inverse() * f;
-    const vec2 pd = pressure_rates(hp, eq.s0, k.s, sd, kappa_of(kind, t, eq.kappa0), x[4], x[5]);
+    const vec2 pd =
+        pressure_rates(hp, eq.s0, k.s, sd, manoeuvre::at(kind, t, eq.kappa0), x[4], x[5]);
     return state{x[2], x[3], qdd[0], qdd[1], pd[0], pd[1]};
   };
   state x{mp.theta1_0, mp.theta2_0, 0.0, 0.0, eq.p1, eq.p2};

@@ -152,15 +152,7 @@ int run_joystick(const joystick_options& o) {
   const double kappa0 = cosim::crane::solve_equilibrium({}, {}, 3).kappa0;
   auto kappa = [&](double t) {
     if (!builtin) return table.at(t);
-    switch (mk) {
-      case cosim::crane::manoeuvre_kind::m1:
-        return cosim::crane::manoeuvre::m1(t, kappa0);
-      case cosim::crane::manoeuvre_kind::m2:
-        return cosim::crane::manoeuvre::m2(t, kappa0);
-      case cosim::crane::manoeuvre_kind::hold:
-        break;
-    }
-    return kappa0;
+    return cosim::crane::manoeuvre::at(mk, t, kappa0);
   };
 
   std::mt19937_64 rng(o.seed);

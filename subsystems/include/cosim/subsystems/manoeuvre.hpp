@@ -18,6 +18,8 @@ class manoeuvre final : public signal_source {
   [[nodiscard]] double value(time_point t) const noexcept override;
   [[nodiscard]] static double m1(double t, double kappa0) noexcept;
   [[nodiscard]] static double m2(double t, double kappa0) noexcept;
+  /// kappa(t) of `kind` (M1, M2, or kappa0 held) at t seconds.
+  [[nodiscard]] static double at(manoeuvre_kind kind, double t, double kappa0) noexcept;
 
  private:
   manoeuvre_kind kind_;
