@@ -86,6 +86,45 @@ TEST(UdpInputDriver, StaleHoldsThenStops) {
   d->stop();
 }
 
+// The start of the run is announced to the peer with a heartbeat, repeated at most every
+// 20 ms (PROTOCOL.md) while nothing has arrived, and no longer once a datagram has.
+TEST(UdpInputDriver, RepeatsTheStartHeartbeatUntilTheFirstDatagram) {
+  test_socket peer;
+  driver_config c = input_config(peer);
+  c.stale_after = 5.0;
+  c.stop_after = 10.0;
+  c.startup_timeout = 10.0;
+  auto d = make_driver(c);
+  std::atomic<bool> stop{false};
+  d->start(&stop);
+  const std::uint16_t port = d->local_port();
+  // 20 updates 5 ms apart: an announcement every 20 ms of the loop's wall time, not 20.
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 20; ++i) {
+    d->update_outputs(cosim::time_point{});
+    std::this_thread::sleep_for(5ms);
+  }
+  const auto loop_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  int heartbeats = 0;
+  bench_message m{};
+  while (peer.receive(m, 50)) {
+    EXPECT_EQ(m.type, message_type::heartbeat);
+    ++heartbeats;
+  }
+  EXPECT_GE(heartbeats, 2);
+  EXPECT_LE(heartbeats, static_cast<int>(loop_ms / 20.0) + 1) << "loop took " << loop_ms << " ms";
+  peer.send(message_type::command, 1, {0.5}, port);
+  ASSERT_TRUE(eventually([&] { return d->stats().received == 1; }));
+  for (int i = 0; i < 10; ++i) {
+    d->update_outputs(cosim::time_point{});
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_FALSE(peer.receive(m, 100)) << "heartbeat after the first datagram";
+  EXPECT_EQ(d->output(0), 0.5);
+  d->stop();
+}
+
 // The same output sequence through both backends.
 class UdpOutputDriver : public ::testing::TestWithParam<const char*> {};
 
