@@ -238,15 +238,17 @@ TEST(Cli, UnstableRunExitsOneKeepingRowsBeforeTheStop) {
   EXPECT_NEAR(c.rows.back()[0], stop - 0.04, 1e-9);  // every step before the stop is kept
 }
 
-/// Parses compare's table: column -> (max_abs, rms).
+/// Parses compare's table (the lines after its header): column -> (max_abs, rms).
 std::vector<std::pair<std::string, std::pair<double, double>>> parse_compare(
     const std::string& out) {
   std::vector<std::pair<std::string, std::pair<double, double>>> rows;
+  bool in_table = false;
   for (const auto& l : lines_of(out)) {
     std::istringstream in(l);
     std::string name, max_s, rms_s;
     in >> name >> max_s >> rms_s;
-    if (name == "column" || rms_s.empty()) continue;
+    if (name == "column") in_table = true;
+    if (!in_table || name == "column" || rms_s.empty()) continue;
     rows.push_back(
         {name, {std::strtod(max_s.c_str(), nullptr), std::strtod(rms_s.c_str(), nullptr)}});
   }

@@ -17,12 +17,18 @@ command add_compare_command(CLI::App& app) {
     std::string scenario;
     std::vector<std::string> sets;
     double fr = 1.0, cycles = 1.0;
+    bool allow_partial = false;
   };
   auto st = std::make_shared<state>();
   auto* cmp = app.add_subcommand(
       "compare",
       "Compare two results.csv files: max and RMS differences of each column on the time grid\n"
-      "of B, with A linearly interpolated to B's times (B times outside A's range are skipped).\n"
+      "of B, with A linearly interpolated to B's times. Both files need a strictly increasing\n"
+      "time column t, at least two common samples (B's times inside A's span) and the same\n"
+      "time span: at each end, only the outermost row of the file reaching further may lie\n"
+      "beyond the other's end (runs of different macro steps overshoot the duration by less\n"
+      "than a step). A run that stopped early is refused unless --allow-partial is given.\n"
+      "The compared span and sample count are printed before the table.\n"
       "With --measure position|energy|all, B is the reference (e.g. from cosim reference) and\n"
       "the errors of 004 are printed too:\n"
       "  position (004 Eq. 7): dx = (FR/N) sqrt(mean(((x - x_exact)/x_rms)^2)) per column\n"
@@ -42,6 +48,9 @@ command add_compare_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmp->add_option("--set", st->sets, "Override a key of --scenario (repeatable)")
       ->type_name("KEY=VALUE");
+  cmp->add_flag("--allow-partial", st->allow_partial,
+                "Compare only the overlap when the time spans differ (e.g. against a run that\n"
+                "stopped early)");
   cmp->add_option("--fr", st->fr, "FR of 004 Eq. (7)-(8) without --scenario (default 1)");
   cmp->add_option("--cycles", st->cycles, "N of 004 Eq. (7)-(8) without --scenario (default 1)");
   return {cmp, [st] {
@@ -71,9 +80,21 @@ command add_compare_command(CLI::App& app) {
                   if (a.column(b.columns[i]) >= 0) cols.push_back(b.columns[i]);
               }
             }
+            COSIM_INPUT_CHECK(!cols.empty(), errc::io,
+                              "compare: " + st->a + " and " + st->b + " share no column besides t");
+            const compare_rules rules{st->allow_partial, same_span_rules.min_samples};
+            const std::vector<column_difference> diffs = compare(a, b, cols, rules);
+            const overlap o = overlap_of(a, b);
+            std::printf("A: %s  t = %s, %zu rows\n", st->a.c_str(), to_string(o.a).c_str(),
+                        a.rows.size());
+            std::printf("B: %s  t = %s, %zu rows\n", st->b.c_str(), to_string(o.b).c_str(),
+                        b.rows.size());
+            std::printf("compared: t = %s, %zu samples (the rows of B inside A's span, of %zu)%s\n",
+                        to_string(o.compared).c_str(), o.samples, b.rows.size(),
+                        o.same_span ? "" : "; partial: the spans differ (--allow-partial)");
             std::printf("%-14s %14s %14s %12s %8s\n", "column", "max_abs", "rms", "t_at_max",
                         "samples");
-            for (const auto& d : compare(a, b, cols))
+            for (const auto& d : diffs)
               std::printf("%-14s %14.6e %14.6e %12.6g %8zu\n", d.column.c_str(), d.max_abs, d.rms,
                           d.t_at_max, d.samples);
             if (st->measure == "position" || st->measure == "all") {

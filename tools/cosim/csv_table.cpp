@@ -10,6 +10,55 @@
 
 namespace cosim::cli {
 
+namespace {
+
+std::string number(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return {buf, r.ptr};
+}
+
+/// Times closer than this are the same time (results.csv prints shortest round-trip values,
+/// so equal times read back bit-equal; the margin only absorbs other writers' rounding).
+double same_time_tolerance(double t) {
+  return 1e-9 * std::max(1.0, std::abs(t));
+}
+
+/// B's times within this margin of A's span count as inside (as before: absolute 1e-12).
+constexpr double inside_margin = 1e-12;
+
+/// The ends at the start (front) or the end (back) of the two files match: equal, or the
+/// file reaching further has only its outermost row beyond the other's end.
+bool ends_match(const csv_table& a, const csv_table& b, bool at_end) {
+  const auto end_time = [&](const csv_table& t, std::size_t from_edge) {
+    return at_end ? t.rows[t.rows.size() - 1 - from_edge][0] : t.rows[from_edge][0];
+  };
+  const double ta = end_time(a, 0), tb = end_time(b, 0);
+  if (std::abs(ta - tb) <= same_time_tolerance(std::max(std::abs(ta), std::abs(tb)))) return true;
+  const bool a_further = at_end ? ta > tb : ta < tb;
+  const csv_table& longer = a_further ? a : b;
+  const double other_end = a_further ? tb : ta;
+  if (longer.rows.size() < 2) return false;
+  const double inner = end_time(longer, 1);
+  const double tol = same_time_tolerance(other_end);
+  return at_end ? inner < other_end - tol : inner > other_end + tol;
+}
+
+std::string describe(const csv_table& t, const time_span& s) {
+  return t.path + " (t = " + to_string(s) + ", " + std::to_string(t.rows.size()) + " rows)";
+}
+
+}  // namespace
+
+std::string to_string(const time_span& s) {
+  std::string out(1, '[');  // appending avoids GCC 12's -Wrestrict false positive on "[" + s
+  out += number(s.first);
+  out += ", ";
+  out += number(s.last);
+  out += "] s";
+  return out;
+}
+
 int csv_table::column(const std::string& name) const {
   for (std::size_t i = 0; i < columns.size(); ++i)
     if (columns[i] == name) return static_cast<int>(i);
@@ -49,6 +98,7 @@ csv_table read_csv(const std::string& path) {
   COSIM_INPUT_CHECK(!t.columns.empty() && t.columns[0] == "t", errc::io,
                     path + ":1: first column must be 't'");
   std::size_t lineno = 1;
+  std::size_t prev_lineno = 0;  // line of the previous row
   while (std::getline(in, line)) {
     ++lineno;
     if (line.empty()) continue;
@@ -71,16 +121,61 @@ csv_table read_csv(const std::string& path) {
                       path + ":" + std::to_string(lineno) + ": expected " +
                           std::to_string(t.columns.size()) + " values, got " +
                           std::to_string(row.size()));
+    // interpolate() and compare() bisect on time: an unordered column would give silent
+    // nonsense (a file appended by two runs at once, a reference sorted wrongly).
+    const std::string where = path + ":" + std::to_string(lineno) + ": ";
+    COSIM_INPUT_CHECK(std::isfinite(row[0]), errc::io,
+                      where + "time t = " + number(row[0]) + " is not finite");
+    COSIM_INPUT_CHECK(t.rows.empty() || row[0] > t.rows.back()[0], errc::io,
+                      where + "time t = " + number(row[0]) + " (row " +
+                          std::to_string(t.rows.size() + 1) +
+                          ") is not greater than t = " + number(t.rows.back()[0]) + " on line " +
+                          std::to_string(prev_lineno) + ": the time column must strictly increase");
+    prev_lineno = lineno;
     t.rows.push_back(std::move(row));
   }
   return t;
 }
 
+overlap overlap_of(const csv_table& a, const csv_table& b) {
+  overlap o;
+  if (!a.rows.empty()) o.a = {a.rows.front()[0], a.rows.back()[0]};
+  if (!b.rows.empty()) o.b = {b.rows.front()[0], b.rows.back()[0]};
+  if (a.rows.empty() || b.rows.empty()) return o;
+  for (const auto& row : b.rows) {
+    const double t = row[0];
+    if (t < o.a.first - inside_margin || t > o.a.last + inside_margin) continue;
+    if (o.samples == 0) o.compared.first = t;
+    o.compared.last = t;
+    ++o.samples;
+  }
+  o.same_span = ends_match(a, b, false) && ends_match(a, b, true);
+  return o;
+}
+
 std::vector<column_difference> compare(const csv_table& a, const csv_table& b,
-                                       const std::vector<std::string>& columns) {
+                                       const std::vector<std::string>& columns,
+                                       const compare_rules& rules) {
+  const overlap o = overlap_of(a, b);
+  if (rules.min_samples > 0) {
+    for (const csv_table* t : {&a, &b})
+      COSIM_INPUT_CHECK(!t->rows.empty(), errc::io,
+                        t->path + ": has a header but no data rows: nothing to compare");
+    COSIM_INPUT_CHECK(o.samples >= rules.min_samples, errc::io,
+                      "compare: " + describe(a, o.a) + " and " + describe(b, o.b) + " share " +
+                          std::to_string(o.samples) +
+                          " common samples (rows of the second file inside the first's span);"
+                          " need at least " +
+                          std::to_string(rules.min_samples));
+  }
+  if (a.rows.empty() || b.rows.empty()) return {};
+  COSIM_INPUT_CHECK(
+      rules.allow_partial || o.same_span, errc::io,
+      "compare: the files cover different time spans: " + describe(a, o.a) + ", " +
+          describe(b, o.b) + " (did one run stop early?); only " + to_string(o.compared) + " (" +
+          std::to_string(o.samples) +
+          " samples) could be compared; pass --allow-partial to compare that overlap");
   std::vector<column_difference> out;
-  if (a.rows.empty() || b.rows.empty()) return out;
-  const double t0 = a.rows.front()[0], t1 = a.rows.back()[0];
   for (const auto& name : columns) {
     const int ca = a.column(name), cb = b.column(name);
     COSIM_INPUT_CHECK(ca >= 0, errc::io, a.path + ": no column '" + name + "'");
@@ -90,7 +185,7 @@ std::vector<column_difference> compare(const csv_table& a, const csv_table& b,
     double sum2 = 0.0;
     for (const auto& row : b.rows) {
       const double t = row[0];
-      if (t < t0 - 1e-12 || t > t1 + 1e-12) continue;
+      if (t < o.a.first - inside_margin || t > o.a.last + inside_margin) continue;
       const double diff = a.interpolate(ca, t) - row[static_cast<std::size_t>(cb)];
       const double ad =
           std::isfinite(diff) ? std::abs(diff) : std::numeric_limits<double>::infinity();

@@ -1,0 +1,208 @@
+// `cosim compare` on files written here by hand, run as the real program: it refuses what it
+// cannot compare (no common time, a time column that goes back, a header without rows, runs
+// of different length) with exit code 2 and a message naming the files and what was found,
+// and always prints the span and number of samples it compared. Expected differences are
+// worked out here from the linear functions the files sample.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "temp_dir.hpp"
+
+namespace {
+
+using cosim::test::temp_dir;
+
+const std::string exe = COSIM_EXE;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct result {
+  int code = -1;
+  std::string out, err;
+};
+
+/// Runs `cosim compare ARGS` inside `dir`, capturing stdout and stderr.
+result compare(const temp_dir& dir, const std::string& args) {
+  const std::string cmd = "cd '" + dir.path() + "' && '" + exe + "' compare " + args + " >'" +
+                          (dir / ".stdout") + "' 2>'" + (dir / ".stderr") + "'";
+  const int status = std::system(cmd.c_str());
+  result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(dir / ".stdout");
+  r.err = slurp(dir / ".stderr");
+  return r;
+}
+
+/// A results-like CSV with columns t,x and x = slope * t + offset at the given times.
+std::string linear_csv(const std::vector<double>& times, double slope, double offset) {
+  std::ostringstream s;
+  s.precision(17);
+  s << "t,x\n";
+  for (double t : times) s << t << "," << slope * t + offset << "\n";
+  return s.str();
+}
+
+/// Times first, first + step, ... for `count` rows (computed as first + k * step).
+std::vector<double> grid(double first, double step, int count) {
+  std::vector<double> t;
+  for (int k = 0; k < count; ++k) t.push_back(first + k * step);
+  return t;
+}
+
+struct table_row {
+  double max_abs = std::nan(""), rms = std::nan("");
+  std::size_t samples = 0;
+};
+
+/// The row of `column` in compare's table (after its header line).
+table_row row_of(const std::string& out, const std::string& column) {
+  std::istringstream in(out);
+  bool in_table = false;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream f(line);
+    std::string name;
+    f >> name;
+    if (name == "column") {
+      in_table = true;
+      continue;
+    }
+    if (!in_table || name != column) continue;
+    table_row r;
+    double t_at_max = 0.0;
+    f >> r.max_abs >> r.rms >> t_at_max >> r.samples;
+    return r;
+  }
+  ADD_FAILURE() << "no row '" << column << "' in:\n" << out;
+  return {};
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(Compare, FilesSharingNoTimeAreRefused) {
+  temp_dir dir;
+  (void)dir.file("a.csv", linear_csv(grid(0.0, 0.5, 3), 1.0, 0.0));  // t = 0 .. 1
+  (void)dir.file("b.csv", linear_csv(grid(2.0, 0.5, 3), 1.0, 0.0));  // t = 2 .. 3
+  const result r = compare(dir, "a.csv b.csv");
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "a.csv (t = [0, 1] s, 3 rows)")) << r.err;
+  EXPECT_TRUE(contains(r.err, "b.csv (t = [2, 3] s, 3 rows)")) << r.err;
+  EXPECT_TRUE(contains(r.err, "share 0 common samples")) << r.err;
+  EXPECT_TRUE(contains(r.err, "at least 2")) << r.err;
+  EXPECT_FALSE(contains(r.out, "max_abs")) << "no table of zeros:\n" << r.out;
+  // --allow-partial does not make an empty overlap comparable.
+  EXPECT_EQ(compare(dir, "a.csv b.csv --allow-partial").code, 2);
+}
+
+TEST(Compare, OneCommonSampleIsNotEnough) {
+  temp_dir dir;
+  (void)dir.file("a.csv", linear_csv(grid(0.0, 0.5, 3), 1.0, 0.0));  // t = 0 .. 1
+  (void)dir.file("b.csv", linear_csv(grid(1.0, 0.5, 3), 1.0, 0.0));  // t = 1 .. 2
+  const result r = compare(dir, "a.csv b.csv --allow-partial");
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "share 1 common samples")) << r.err;
+}
+
+TEST(Compare, TimeThatDoesNotIncreaseIsRefusedWithLineAndValues) {
+  temp_dir dir;
+  (void)dir.file("a.csv", linear_csv(grid(0.0, 0.1, 5), 1.0, 0.0));
+  // Line 5 (row 4) goes back from 0.2 to 0.15.
+  (void)dir.file("b.csv", "t,x\n0,0\n0.1,0.1\n0.2,0.2\n0.15,0.15\n0.4,0.4\n");
+  const result r = compare(dir, "a.csv b.csv");
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_TRUE(
+      contains(r.err, "b.csv:5: time t = 0.15 (row 4) is not greater than t = 0.2 on line 4"))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, "strictly increase")) << r.err;
+  // A repeated time is no increase either, in either file.
+  (void)dir.file("c.csv", "t,x\n0,0\n0.1,0.1\n0.1,0.1\n0.2,0.2\n");
+  const result rep = compare(dir, "c.csv a.csv");
+  EXPECT_EQ(rep.code, 2);
+  EXPECT_TRUE(contains(rep.err, "c.csv:4: time t = 0.1 (row 3) is not greater than t = 0.1"))
+      << rep.err;
+  // A time that is not a finite number.
+  (void)dir.file("d.csv", "t,x\n0,0\nnan,1\n");
+  const result nan = compare(dir, "a.csv d.csv");
+  EXPECT_EQ(nan.code, 2);
+  EXPECT_TRUE(contains(nan.err, "d.csv:3: time t = nan is not finite")) << nan.err;
+}
+
+TEST(Compare, HeaderWithoutRowsIsRefused) {
+  temp_dir dir;
+  (void)dir.file("a.csv", linear_csv(grid(0.0, 0.1, 5), 1.0, 0.0));
+  (void)dir.file("h.csv", "t,x\n");
+  for (const std::string args : {"a.csv h.csv", "h.csv a.csv", "h.csv a.csv --allow-partial"}) {
+    const result r = compare(dir, args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, "h.csv: has a header but no data rows")) << args << ": " << r.err;
+    EXPECT_FALSE(contains(r.out, "max_abs")) << r.out;
+  }
+}
+
+TEST(Compare, RunThatStoppedEarlyIsRefusedUnlessPartialIsAllowed) {
+  temp_dir dir;
+  // A stopped at t = 0.5 of 1 s; x_A = 2t, x_B = t: the difference at B's times is t.
+  (void)dir.file("a.csv", linear_csv(grid(0.0, 0.1, 6), 2.0, 0.0));   // t = 0 .. 0.5
+  (void)dir.file("b.csv", linear_csv(grid(0.0, 0.1, 11), 1.0, 0.0));  // t = 0 .. 1
+  const result r = compare(dir, "a.csv b.csv");
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "different time spans")) << r.err;
+  EXPECT_TRUE(contains(r.err, "a.csv (t = [0, 0.5] s, 6 rows)")) << r.err;
+  EXPECT_TRUE(contains(r.err, "b.csv (t = [0, 1] s, 11 rows)")) << r.err;
+  EXPECT_TRUE(contains(r.err, "--allow-partial")) << r.err;
+  // Either order.
+  EXPECT_EQ(compare(dir, "b.csv a.csv").code, 2);
+
+  const result p = compare(dir, "a.csv b.csv --allow-partial");
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_TRUE(contains(p.out, "compared: t = [0, 0.5] s, 6 samples")) << p.out;
+  EXPECT_TRUE(contains(p.out, "partial")) << p.out;
+  // |x_A - x_B| = t at t = 0, 0.1, .., 0.5: max 0.5, rms sqrt((0.01+0.04+0.09+0.16+0.25)/6).
+  const table_row x = row_of(p.out, "x");
+  EXPECT_NEAR(x.max_abs, 0.5, 1e-6 * 0.5);  // the table prints 7 significant digits
+  EXPECT_NEAR(x.rms, std::sqrt(0.55 / 6.0), 1e-6 * 0.3);
+  EXPECT_EQ(x.samples, 6u);
+
+  // Stopped one row of the finer grid early is still a shorter run.
+  (void)dir.file("c.csv", linear_csv(grid(0.0, 0.1, 10), 1.0, 0.0));  // t = 0 .. 0.9
+  EXPECT_EQ(compare(dir, "c.csv b.csv").code, 2);
+}
+
+TEST(Compare, SameSpanPrintsComparedSpanAndCount) {
+  temp_dir dir;
+  // A overshoots the duration 1 by less than its step (0, 0.3, .., 1.2), as a run whose macro
+  // step does not divide the duration does; B ends at 1. x_A = 3t, x_B = 3t + 1.
+  (void)dir.file("a.csv", linear_csv(grid(0.0, 0.3, 5), 3.0, 0.0));
+  (void)dir.file("b.csv", linear_csv(grid(0.0, 0.25, 5), 3.0, 1.0));
+  const result r = compare(dir, "a.csv b.csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "A: a.csv  t = [0, 1.2] s, 5 rows")) << r.out;
+  EXPECT_TRUE(contains(r.out, "B: b.csv  t = [0, 1] s, 5 rows")) << r.out;
+  EXPECT_TRUE(contains(r.out, "compared: t = [0, 1] s, 5 samples")) << r.out;
+  EXPECT_FALSE(contains(r.out, "partial")) << r.out;
+  const table_row x = row_of(r.out, "x");
+  EXPECT_NEAR(x.max_abs, 1.0, 1e-6);  // the table prints 7 significant digits
+  EXPECT_NEAR(x.rms, 1.0, 1e-6);
+  EXPECT_EQ(x.samples, 5u);
+
+  // Identical files: zero difference over every row.
+  const result same = compare(dir, "b.csv b.csv");
+  ASSERT_EQ(same.code, 0) << same.err;
+  EXPECT_TRUE(contains(same.out, "compared: t = [0, 1] s, 5 samples")) << same.out;
+  EXPECT_EQ(row_of(same.out, "x").max_abs, 0.0);
+}
+
+}  // namespace
