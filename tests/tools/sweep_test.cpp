@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -18,12 +19,14 @@
 #include "cosim/rt_config/model_registry.hpp"
 #include "cosim/subsystems/oscillator.hpp"
 #include "csv_table.hpp"
+#include "process_support.hpp"
 #include "sweep_support.hpp"
 
 namespace {
 
 using namespace cosim::test_cli;
 namespace fs = std::filesystem;
+namespace proc = cosim::test_process;
 namespace osc = cosim::osc;
 
 const std::string scenarios = COSIM_SOURCE_DIR "/rt_config/scenarios/";
@@ -58,7 +61,9 @@ TEST(Sweep, OneRowPerValueInInputOrderWithIndependentErrors) {
   const double fr = scale_w[1] / scale_w[0];                        // sqrt(1110)/10
   const double cycles = 1.0 * scale_w[1] / (2 * std::numbers::pi);  // fast cycles in 1 s
   for (std::size_t i = 0; i < 3; ++i) {
-    const std::string csv = out + "/run.macro_step=" + t.text(i, "value") + "/results.csv";
+    // --help: DIR/<n>_<key>=<value>, n the row in sweep.csv from 1.
+    const std::string csv = out + "/" + std::to_string(i + 1) +
+                            "_run.macro_step=" + t.text(i, "value") + "/results.csv";
     ASSERT_TRUE(fs::exists(csv)) << csv;
     const auto res = cosim::cli::read_csv(csv);
     double max1 = 0.0, sum = 0.0, sq = 0.0, esum = 0.0;
@@ -155,6 +160,150 @@ TEST(Sweep, DivergedRunIsReportedWithExitCode1) {
   const table t = read_table(dir / "d/sweep.csv");
   EXPECT_EQ(t.text(0, "status"), "completed");
   EXPECT_NE(t.text(1, "status"), "completed");
+}
+
+TEST(Sweep, EqualValuesRunIntoFoldersOfTheirOwn) {
+  // Three runs of one value at once once wrote into one folder (issue 9): rows mixed or
+  // errors. Each needs its own complete results: 1 s every 0.01 s = 101 rows.
+  temp_dir dir;
+  const auto r = cosim_cli({"sweep", scenarios + "oscillator2_fd_case1.toml", "--key",
+                            "run.macro_step", "--values", "1e-3,1e-3,1e-3", "--set",
+                            "run.duration=1", "--jobs", "3", "--out", dir / "eq"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const table t = read_table(dir / "eq/sweep.csv");
+  ASSERT_EQ(t.rows.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(t.text(i, "status"), "completed");
+    const std::string folder = dir / ("eq/" + std::to_string(i + 1) + "_run.macro_step=1e-3");
+    ASSERT_TRUE(fs::exists(folder + "/summary.json")) << folder;
+    const auto res = cosim::cli::read_csv(folder + "/results.csv");
+    ASSERT_EQ(res.rows.size(), 101u) << folder;
+    for (std::size_t k = 0; k < res.rows.size(); ++k)
+      ASSERT_NEAR(res.rows[k][0], 0.01 * static_cast<double>(k), 1e-12) << folder;
+  }
+  // Ten values: the index is zero-padded, so ls lists the folders in input order.
+  const auto ten = cosim_cli({"sweep", scenarios + "oscillator2_fd_case1.toml", "--key",
+                              "coupling.extrapolation", "--values", "0,0,0,0,0,0,0,0,0,1", "--set",
+                              "run.duration=0.1", "--out", dir / "ten"});
+  ASSERT_EQ(ten.code, 0) << ten.out << ten.err;
+  EXPECT_TRUE(fs::exists(dir / "ten/01_coupling.extrapolation=0/summary.json"));
+  EXPECT_TRUE(fs::exists(dir / "ten/10_coupling.extrapolation=1/summary.json"));
+}
+
+TEST(Sweep, ProgressIsQuietOffATerminalUnlessForced) {
+  temp_dir dir;
+  const std::vector<std::string> base{"sweep",    scenarios + "oscillator2_fd_case1.toml",
+                                      "--key",    "run.macro_step",
+                                      "--values", "1e-3,2e-3",
+                                      "--set",    "run.duration=0.1"};
+  auto with = [&](std::vector<std::string> extra, const std::string& out) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    a.insert(a.end(), {"--out", dir / out});
+    return cosim_cli(a);
+  };
+  // The test captures stderr into a file: not a terminal.
+  const auto quiet = with({}, "q");
+  ASSERT_EQ(quiet.code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err.find('\r'), std::string::npos) << quiet.err;
+  EXPECT_EQ(quiet.err.find("runs,"), std::string::npos) << quiet.err;
+  const auto forced = with({"--progress"}, "f");
+  ASSERT_EQ(forced.code, 0) << forced.err;
+  EXPECT_NE(forced.err.find("\rcosim sweep: 0/2 runs, "), std::string::npos) << forced.err;
+  EXPECT_NE(forced.err.find("ETA"), std::string::npos) << forced.err;
+  EXPECT_NE(forced.err.find("\rcosim sweep: 2/2 runs, "), std::string::npos) << forced.err;
+  EXPECT_NE(forced.err.find(" elapsed"), std::string::npos) << forced.err;
+  EXPECT_EQ(forced.err.back(), '\n');  // what follows starts on a line of its own
+  EXPECT_EQ(with({"--progress", "--no-progress"}, "x").code, 2);
+}
+
+TEST(Sweep, ProgressOnATerminalByDefault) {
+  temp_dir dir;
+  const auto r = proc::run_on_pty(
+      {COSIM_EXE, "sweep", scenarios + "oscillator2_fd_case1.toml", "--key", "run.macro_step",
+       "--values", "1e-3,2e-3", "--set", "run.duration=0.1", "--out", dir / "t"},
+      dir / "stdout", std::chrono::seconds(60));
+  EXPECT_EQ(r.code, 0) << r.terminal;
+  EXPECT_NE(r.terminal.find("\rcosim sweep: 2/2 runs, "), std::string::npos) << r.terminal;
+  EXPECT_EQ(proc::slurp(dir / "stdout").find("cosim sweep:"), std::string::npos);
+}
+
+TEST(Sweep, SigintStopsStartingRunsAndWritesWhatItHas) {
+  // Six runs of ~0.5 s one after the other (300 s at 0.1 ms); SIGINT once the first is done.
+  temp_dir dir;
+  const std::string out = dir / "s";
+  const pid_t pid = proc::spawn(
+      {COSIM_EXE, "sweep", scenarios + "oscillator2_fd_case1.toml", "--key", "run.macro_step",
+       "--values", "1e-4,1e-4,1e-4,1e-4,1e-4,1e-4", "--set", "run.duration=300", "--set",
+       "run.output_interval=0.1", "--jobs", "1", "--out", out},
+      dir / "stdout", dir / "stderr");
+  const bool first_done = proc::wait_for(
+      pid, [&] { return fs::exists(out + "/1_run.macro_step=1e-4/summary.json"); },
+      std::chrono::seconds(120));
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  const int code = proc::wait_exit(pid, std::chrono::seconds(60));
+  ASSERT_TRUE(first_done) << proc::slurp(dir / "stderr");
+  const std::string stdout_text = proc::slurp(dir / "stdout");
+  EXPECT_EQ(code, 1) << stdout_text << proc::slurp(dir / "stderr");
+  EXPECT_NE(stdout_text.find("INTERRUPTED"), std::string::npos) << stdout_text;
+  const table t = read_table(out + "/sweep.csv");
+  ASSERT_EQ(t.rows.size(), 6u);  // every value, in input order
+  EXPECT_EQ(t.text(0, "status"), "completed");
+  std::size_t stopped = 0;
+  for (std::size_t i = 0; i < 6; ++i) {
+    const std::string status = t.text(i, "status");
+    const std::string folder = out + "/" + std::to_string(i + 1) + "_run.macro_step=1e-4";
+    if (status == "completed") continue;
+    ++stopped;
+    EXPECT_EQ(t.text(i, "stop_reason"), "operator_signal") << i;
+    if (status == "interrupted") {
+      // The running run stopped in order: its summary says why.
+      EXPECT_NE(proc::slurp(folder + "/summary.json").find("operator_signal"), std::string::npos);
+    } else {
+      EXPECT_EQ(status, "not_started") << i;
+      EXPECT_FALSE(fs::exists(folder)) << folder;
+    }
+  }
+  EXPECT_GE(stopped, 1u);
+  EXPECT_EQ(t.text(5, "status"), "not_started");  // 2.5 s of work after the signal: never begun
+}
+
+TEST(Sweep, HelpExampleRunsAsWritten) {
+  // The example of `cosim sweep --help`, pasted into a shell at the repository root.
+  temp_dir dir;
+  const std::string help_out = dir / "help.txt";
+  ASSERT_EQ(proc::wait_exit(proc::spawn({COSIM_EXE, "sweep", "--help"}, help_out, dir / "help.err"),
+                            std::chrono::seconds(30)),
+            0);
+  std::istringstream help(proc::slurp(help_out));
+  std::string example;
+  bool in_example = false;
+  for (std::string line; std::getline(help, line);) {
+    if (in_example) {
+      example += line + "\n";
+      if (line.empty() || line.back() != '\\') break;  // the command's last line
+    } else if (line.rfind("Example", 0) == 0) {
+      in_example = true;
+    }
+  }
+  ASSERT_NE(example.find("build/tools/cosim sweep "), std::string::npos) << example;
+  // A repository root: the scenarios, and the program where the example calls it.
+  fs::create_directory_symlink(COSIM_SOURCE_DIR "/rt_config", dir / "rt_config");
+  fs::create_directories(dir / "build/tools");
+  fs::create_symlink(COSIM_EXE, dir / "build/tools/cosim");
+  const int code =
+      proc::wait_exit(proc::spawn({"/bin/sh", "-c", "cd '" + dir.path() + "' && " + example},
+                                  dir / "ex.out", dir / "ex.err"),
+                      std::chrono::seconds(120));
+  EXPECT_EQ(code, 0) << example << proc::slurp(dir / "ex.out") << proc::slurp(dir / "ex.err");
+  // The example's --out, relative to the root.
+  const std::size_t o = example.find("--out ");
+  ASSERT_NE(o, std::string::npos);
+  std::string out_dir = example.substr(o + 6);
+  out_dir = out_dir.substr(0, out_dir.find_first_of(" \\\n"));
+  const table t = read_table(dir / (out_dir + "/sweep.csv"));
+  ASSERT_FALSE(t.rows.empty());
+  for (std::size_t i = 0; i < t.rows.size(); ++i) EXPECT_EQ(t.text(i, "status"), "completed");
 }
 
 TEST(Reference, OscillatorClosedFormMatchesHandModalSolution) {

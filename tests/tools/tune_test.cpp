@@ -3,13 +3,16 @@
 // 10 ms, fsJ_05) and the verge of instability (15 ms), rounded down to the 1-ms grid
 // (8..15 ms); the RIM (001 Fig. 14: stable beyond 25 ms) must get a larger step; the
 // recommended scenario must run M1 stably (within 20 mm of a fine reference); bad input is
-// refused before anything is written; --largest-step reports the 2-mm limit of M1.
+// refused before anything is written; --largest-step reports the 2-mm limit of M1; an
+// answer at an end of the searched grid says so; SIGINT writes the search state so far;
+// progress shows on a terminal.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -22,6 +25,7 @@
 #include "cosim/rt_config/scenario.hpp"
 #include "cosim/runtime/executor.hpp"
 
+#include "process_support.hpp"
 #include "temp_dir.hpp"
 
 namespace {
@@ -30,6 +34,7 @@ using cosim::test::temp_dir;
 
 namespace fs = std::filesystem;
 namespace config = cosim::config;
+namespace proc = cosim::test_process;
 
 #if defined(COSIM_SANITIZED)
 constexpr bool sanitized = true;
@@ -129,6 +134,9 @@ TEST(Tune, DirectZohRecommendsBetween8And15msAndItsScenarioRunsM1Stably) {
   const double H = recommended_H(dir / "d/recommended.toml");
   EXPECT_GE(H, 0.008);
   EXPECT_LE(H, 0.015);
+  // Inside the searched 1..30 ms: no note about a search bound.
+  EXPECT_EQ(r.out.find("NOTE"), std::string::npos) << r.out;
+  EXPECT_NE(slurp(dir / "d/tune.json").find("\"at_bound\": null"), std::string::npos);
   const config::scenario rec = config::load_scenario(dir / "d/recommended.toml");
   EXPECT_EQ(rec.option("manoeuvre"), "M1");  // the scenario's own manoeuvre, not a test input
   EXPECT_EQ(rec.run.duration, 10.0);
@@ -207,6 +215,163 @@ TEST(Tune, LargestStepOfDirectZohM1) {
   EXPECT_GE(H_ms, 10.0);
   EXPECT_LT(H_ms, 15.0);
   EXPECT_TRUE(fs::exists(dir / "ls/largest_step.csv"));
+  EXPECT_EQ(r.out.find("NOTE"), std::string::npos) << r.out;  // inside 6..16 ms
+  EXPECT_NE(slurp(dir / "ls/largest_step.json").find("\"at_bound\": null"), std::string::npos);
+}
+
+TEST(Tune, SaysWhenTheAnswerSitsAtTheSearchCeiling) {
+  // 003 Sect. 5: direct f-s ZOH is accurate at 10 ms, so every H up to 5 ms is in the linear
+  // region: the answer is the ceiling, and the true limit lies above it.
+  const temp_dir dir;
+  const result r = cosim(dir, "tune " + scenarios +
+                                  "crane_m1_fs.toml --orders 0 --interfaces direct --test-inputs "
+                                  "step,ramp --H-ini 0.001 --H-inc 0.002 --H-max 0.005 --jobs 2 "
+                                  "--out " +
+                                  (dir / "c"));
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_DOUBLE_EQ(recommended_H(dir / "c/recommended.toml"), 0.005);
+  EXPECT_NE(r.out.find("NOTE: H is at the search ceiling H_max = 0.005 s"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("raise tune.H_max"), std::string::npos) << r.out;
+  const std::string json = slurp(dir / "c/tune.json");
+  EXPECT_NE(json.find("\"at_bound\": \"H_max\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"status\": \"completed\""), std::string::npos) << json;
+  EXPECT_NE(slurp(dir / "c/recommended.toml").find("# NOTE: H is at the search ceiling"),
+            std::string::npos);
+}
+
+TEST(Tune, SaysWhenTheAnswerSitsAtTheSearchFloor) {
+  // 003 Sect. 5: 15 ms is the verge of instability, so 30 ms leaves the linear region and
+  // the search answers its first grid point, which it never tested on its own.
+  const temp_dir dir;
+  const result r = cosim(dir, "tune " + scenarios +
+                                  "crane_m1_fs.toml --orders 0 --interfaces direct --test-inputs "
+                                  "step,ramp --H-ini 0.01 --H-inc 0.02 --H-max 0.03 --jobs 2 "
+                                  "--out " +
+                                  (dir / "f"));
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_DOUBLE_EQ(recommended_H(dir / "f/recommended.toml"), 0.01);
+  EXPECT_NE(r.out.find("NOTE: H is at the search floor H_ini = 0.01 s"), std::string::npos)
+      << r.out;
+  EXPECT_NE(slurp(dir / "f/tune.json").find("\"at_bound\": \"H_ini\""), std::string::npos);
+  // --largest-step: 2 mm is lost above 10 ms (003 Sect. 5), so 20 and 30 ms are both outside
+  // and the limit lies below the grid.
+  const result l = cosim(dir, "tune " + scenarios +
+                                  "crane_m1_fs.toml --largest-step --manoeuvres M1 --H-ini 0.02 "
+                                  "--H-inc 0.01 --H-max 0.03 --jobs 2 --out " +
+                                  (dir / "l"));
+  ASSERT_EQ(l.code, 0) << l.out << l.err;
+  EXPECT_NE(l.out.find("M1: none on the grid"), std::string::npos) << l.out;
+  EXPECT_NE(l.out.find("NOTE: below the search floor H_ini = 0.02 s"), std::string::npos) << l.out;
+  EXPECT_NE(slurp(dir / "l/largest_step.json").find("\"at_bound\": \"H_ini\""), std::string::npos);
+}
+
+/// The count of the last progress line "\r<what>: N/..." in `err`, or -1.
+long progress_count(const std::string& err, const std::string& what) {
+  const std::size_t p = err.rfind("\r" + what + ": ");
+  if (p == std::string::npos) return -1;
+  return std::strtol(err.c_str() + p + what.size() + 3, nullptr, 10);
+}
+
+TEST(Tune, SigintWritesTheSearchStateSoFarMarkedInterrupted) {
+  // 12 sweeps of 400 grid points: about 10 s of runs on one core if left alone.
+  const temp_dir dir;
+  fs::create_directories(dir / "i");
+  { std::ofstream(dir / "i/recommended.toml") << "# an earlier search's\n"; }
+  const pid_t pid = proc::spawn({exe,
+                                 "tune",
+                                 scenarios + "crane_m1_fs.toml",
+                                 "--orders",
+                                 "0",
+                                 "--interfaces",
+                                 "direct",
+                                 "--test-inputs",
+                                 "sine",
+                                 "--set",
+                                 "tune.sine_frequencies=[1,2,3,4,5,6,7,8,9,10,11,12]",
+                                 "--set",
+                                 "tune.duration=5",
+                                 "--H-ini",
+                                 "1e-5",
+                                 "--H-inc",
+                                 "1e-5",
+                                 "--H-max",
+                                 "0.004",
+                                 "--jobs",
+                                 "1",
+                                 "--progress",
+                                 "--out",
+                                 dir / "i"},
+                                dir / "stdout", dir / "stderr");
+  const bool progressed = proc::wait_for(
+      pid, [&] { return progress_count(slurp(dir / "stderr"), "cosim tune") >= 2; },
+      std::chrono::seconds(120));
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  const int code = proc::wait_exit(pid, std::chrono::seconds(60));
+  ASSERT_TRUE(progressed) << slurp(dir / "stderr");
+  const std::string out = slurp(dir / "stdout"), err = slurp(dir / "stderr");
+  EXPECT_EQ(code, 1) << out << err;
+  EXPECT_NE(out.find("INTERRUPTED by signal"), std::string::npos) << out;
+  const std::size_t last_line = err.rfind('\r');  // the last progress line says so
+  ASSERT_NE(last_line, std::string::npos) << err;
+  EXPECT_NE(err.find(", interrupted", last_line), std::string::npos) << err;
+  const std::string json = slurp(dir / "i/tune.json");
+  EXPECT_NE(json.find("\"status\": \"interrupted\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"recommended\": null"), std::string::npos) << json;
+  // The runs done so far, the one stopped part-way marked as such.
+  std::istringstream csv(slurp(dir / "i/tune.csv"));
+  std::size_t rows = 0, interrupted = 0;
+  for (std::string line; std::getline(csv, line);) {
+    if (line.rfind("configuration,", 0) == 0) continue;
+    ++rows;
+    if (line.find(",interrupted,") != std::string::npos) ++interrupted;
+  }
+  EXPECT_GE(rows, 2u);
+  EXPECT_LT(rows, 4800u);
+  EXPECT_LE(interrupted, 1u);  // one job: at most one run was running
+  // No recommendation from an incomplete search, and none left over from an earlier one.
+  EXPECT_FALSE(fs::exists(dir / "i/recommended.toml"));
+}
+
+TEST(Tune, SigintDuringLargestStepWritesWhatItHas) {
+  const temp_dir dir;
+  const pid_t pid =
+      proc::spawn({exe, "tune", scenarios + "crane_m1_fs.toml", "--largest-step", "--manoeuvres",
+                   "M1,M2", "--H-ini", "1e-4", "--H-inc", "1e-4", "--H-max", "0.01", "--jobs", "1",
+                   "--progress", "--out", dir / "l"},
+                  dir / "stdout", dir / "stderr");
+  const bool progressed = proc::wait_for(
+      pid, [&] { return progress_count(slurp(dir / "stderr"), "cosim tune --largest-step") >= 2; },
+      std::chrono::seconds(120));
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  const int code = proc::wait_exit(pid, std::chrono::seconds(60));
+  ASSERT_TRUE(progressed) << slurp(dir / "stderr");
+  const std::string out = slurp(dir / "stdout");
+  EXPECT_EQ(code, 1) << out << slurp(dir / "stderr");
+  EXPECT_NE(out.find("INTERRUPTED by signal"), std::string::npos) << out;
+  const std::string json = slurp(dir / "l/largest_step.json");
+  EXPECT_NE(json.find("\"status\": \"interrupted\""), std::string::npos) << json;
+  EXPECT_NE(slurp(dir / "l/largest_step.csv").find("not_started"), std::string::npos);
+}
+
+TEST(Tune, ProgressOnATerminalQuietOtherwise) {
+  const temp_dir dir;
+  const std::string args = "tune " + scenarios +
+                           "crane_m1_fs.toml --orders 0 --interfaces direct --test-inputs step "
+                           "--H-ini 0.001 --H-inc 0.001 --H-max 0.003 --jobs 1 --out ";
+  const result quiet = cosim(dir, args + (dir / "q"));  // stderr is a file
+  ASSERT_EQ(quiet.code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err.find('\r'), std::string::npos) << quiet.err;
+  const auto tty =
+      proc::run_on_pty({exe, "tune", scenarios + "crane_m1_fs.toml", "--orders", "0",
+                        "--interfaces", "direct", "--test-inputs", "step", "--H-ini", "0.001",
+                        "--H-inc", "0.001", "--H-max", "0.003", "--jobs", "1", "--out", dir / "t"},
+                       dir / "stdout", std::chrono::seconds(60));
+  EXPECT_EQ(tty.code, 0) << tty.terminal;
+  EXPECT_NE(tty.terminal.find("\rcosim tune: 0/3 grid points, "), std::string::npos)
+      << tty.terminal;
+  EXPECT_NE(tty.terminal.find("\rcosim tune: 3/3 grid points, "), std::string::npos)
+      << tty.terminal;
 }
 
 }  // namespace

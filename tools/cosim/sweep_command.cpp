@@ -19,6 +19,7 @@
 #include "cosim/runtime/error.hpp"
 #include "csv_table.hpp"
 #include "error_measures.hpp"
+#include "progress.hpp"
 
 namespace cosim::cli {
 
@@ -37,6 +38,7 @@ struct sweep_request {
   std::vector<std::string> columns;
   int jobs = 0;
   std::string out;
+  progress_mode progress = progress_mode::automatic;
 };
 
 struct sweep_row {
@@ -58,8 +60,14 @@ std::string num(double v) {
   return {buf, r.ptr};
 }
 
-std::string dir_name(const std::string& key, const std::string& value) {
-  std::string s = key + "=" + value;
+/// DIR/<n>_<key>=<value>: n is the 1-based row of the value in sweep.csv, zero-padded to the
+/// width of the count. It makes folder names unique by construction (equal values would
+/// otherwise write into one folder at once) and `ls` lists them in input order.
+std::string dir_name(std::size_t index, std::size_t count, const std::string& key,
+                     const std::string& value) {
+  const std::string n = std::to_string(index + 1);
+  std::string s =
+      std::string(std::to_string(count).size() - n.size(), '0') + n + "_" + key + "=" + value;
   for (char& c : s)
     if (c == '/' || c == '\\' || c == ' ') c = '_';
   return s;
@@ -85,11 +93,13 @@ void run_one(const sweep_plan& plan, std::size_t i, sweep_row& row) {
   rr.scenario = q.scenario;
   rr.sets = q.sets;
   rr.sets.push_back(q.key + "=" + q.values[i]);
-  rr.out_dir = (fs::path(q.out) / dir_name(q.key, q.values[i])).string();
+  rr.out_dir = (fs::path(q.out) / dir_name(i, q.values.size(), q.key, q.values[i])).string();
   rr.quiet = true;
   try {
     const run_report rep = run_scenario(rr, &operator_stop_flag());
-    row.status = to_string(rep.outcome.status);
+    // A run the operator stopped is marked as such, not as a safety stop of the model.
+    const bool interrupted = rep.outcome.stop_reason == "operator_signal";
+    row.status = interrupted ? "interrupted" : to_string(rep.outcome.status);
     row.stop_reason = rep.outcome.stop_reason;
     row.message = rep.outcome.message;
     row.sum_abs_dE = rep.outcome.energy_residual;
@@ -101,7 +111,7 @@ void run_one(const sweep_plan& plan, std::size_t i, sweep_row& row) {
       std::vector<double> times;
       for (const auto& r : res.rows) times.push_back(r[0]);
       const csv_table ref = oscillator_reference_table(*def, times);
-      for (const auto& d : compare(ref, res, plan.columns, overlap_only_rules)) {
+      for (const auto& d : compare(ref, res, plan.columns)) {
         row.max_abs.push_back(d.max_abs);
         row.rms.push_back(d.rms);
       }
@@ -110,7 +120,7 @@ void run_one(const sweep_plan& plan, std::size_t i, sweep_row& row) {
       row.energy = e.energy;
     } else if (plan.reference_file) {
       // The reference interpolated to this run's rows.
-      for (const auto& d : compare(*plan.reference_file, res, plan.columns, overlap_only_rules)) {
+      for (const auto& d : compare(*plan.reference_file, res, plan.columns)) {
         row.max_abs.push_back(d.samples > 0 ? d.max_abs : std::nan(""));
         row.rms.push_back(d.samples > 0 ? d.rms : std::nan(""));
       }
@@ -196,22 +206,36 @@ sweep_plan make_plan(const sweep_request& q) {
 
 }  // namespace
 
+/// The example of --help; sweep_test runs exactly this text from the help output.
+constexpr const char* help_example =
+    "  build/tools/cosim sweep rt_config/scenarios/oscillator004.toml --key model.fr \\\n"
+    "    --values 1.5,10,30,100 --set coupling.extrapolation=3 \\\n"
+    "    --set mass1.non_matching=true --reference closed-form --out results/fr\n";
+
 command add_sweep_command(CLI::App& app) {
   auto q = std::make_shared<sweep_request>();
   auto* cmd = app.add_subcommand(
       "sweep",
-      "Run a scenario once per value of one key, in parallel (in-process, one thread per job),\n"
-      "each into DIR/<key>=<value>/, and write DIR/sweep.csv with one row per value in input\n"
-      "order: value, status, stop_reason, max and RMS error per column against the reference\n"
-      "(when given), the 004 position error (Eq. 7) per xi and energy error (Eq. 8) when the\n"
-      "reference is an oscillator closed form, sum |dE| and the run's wall time.\n"
-      "  --reference FILE.csv   e.g. from cosim reference; interpolated to each run's rows\n"
-      "  --reference closed-form  each run's own oscillator closed form (follows the swept\n"
-      "                         parameters, e.g. --key model.fr)\n"
-      "Example: cosim sweep oscillator004.toml --key model.fr --values 1.5,10,30,100\n"
-      "           --set coupling.extrapolation=3 --reference closed-form --out results/fr\n"
-      "Exit code: 0 all runs completed, 1 some run stopped early, 2 bad input (for the sweep,\n"
-      "or for some value: that row has status 'error').");
+      std::string(
+          "Run a scenario once per value of one key, in parallel (in-process, one thread per\n"
+          "job), each into DIR/<n>_<key>=<value>/ (n: the value's row in sweep.csv, from 1,\n"
+          "zero-padded; equal values get folders of their own), and write DIR/sweep.csv with one\n"
+          "row per value in input order: value, status, stop_reason, max and RMS error per\n"
+          "column against the reference (when given), the 004 position error (Eq. 7) per xi and\n"
+          "energy error (Eq. 8) when the reference is an oscillator closed form, sum |dE| and\n"
+          "the run's wall time.\n"
+          "  --reference FILE.csv   e.g. from cosim reference; interpolated to each run's rows\n"
+          "  --reference closed-form  each run's own oscillator closed form (follows the swept\n"
+          "                         parameters, e.g. --key model.fr)\n"
+          "Progress (runs done/total, elapsed, ETA) goes to stderr when it is a terminal.\n"
+          "SIGINT/SIGTERM/SIGHUP: no further run starts, running runs stop and keep their rows\n"
+          "(status 'interrupted', stop_reason operator_signal), values not started get status\n"
+          "'not_started'; sweep.csv and the table are still written, exit code 1.\n"
+          "Example (from the repository root):\n") +
+          help_example +
+          "Exit code: 0 all runs completed, 1 some run stopped early or the sweep was\n"
+          "interrupted, 2 bad input (for the sweep, or for some value: that row has status\n"
+          "'error').");
   cmd->add_option("scenario", q->scenario, "Scenario TOML file")
       ->required()
       ->check(CLI::ExistingFile);
@@ -228,6 +252,7 @@ command add_sweep_command(CLI::App& app) {
   cmd->add_option("--jobs", q->jobs, "Parallel runs (default: all cores)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--out", q->out, "Output directory")->required();
+  add_progress_flags(*cmd, q->progress);
   cmd->footer(keys_help());
   return {cmd, [q] {
             const auto wall0 = std::chrono::steady_clock::now();
@@ -236,20 +261,40 @@ command add_sweep_command(CLI::App& app) {
             fs::create_directories(q->out, ec);
             COSIM_INPUT_CHECK(!ec, errc::io, "cannot create " + q->out + ": " + ec.message());
             install_signal_handlers();
+            const std::atomic<bool>& stop = operator_stop_flag();
 
             std::vector<sweep_row> rows(q->values.size());
             std::size_t jobs = q->jobs > 0 ? static_cast<std::size_t>(q->jobs)
                                            : std::max(1u, std::thread::hardware_concurrency());
             jobs = std::min(jobs, rows.size());
+            std::vector<char> started(rows.size(), 0);  // written by the row's worker only
+            progress bar("cosim sweep", "runs", rows.size(), q->progress);
             std::atomic<std::size_t> next{0};
             auto worker = [&] {
-              for (std::size_t i = next.fetch_add(1); i < rows.size(); i = next.fetch_add(1))
+              for (std::size_t i = next.fetch_add(1); i < rows.size(); i = next.fetch_add(1)) {
+                if (stop.load(std::memory_order_relaxed)) break;  // no new run after a signal
+                started[i] = 1;
                 run_one(plan, i, rows[i]);
+                bar.advance();
+              }
             };
             std::vector<std::thread> pool;
             for (std::size_t j = 1; j < jobs; ++j) pool.emplace_back(worker);
             worker();
             for (auto& t : pool) t.join();
+            // A signal after the last run finished loses nothing: not an interruption.
+            std::size_t finished = 0;
+            for (std::size_t i = 0; i < rows.size(); ++i) {
+              if (started[i] == 0) {
+                rows[i].value = q->values[i];
+                rows[i].status = "not_started";
+                rows[i].stop_reason = "operator_signal";
+              } else if (rows[i].status != "interrupted") {
+                ++finished;
+              }
+            }
+            const bool interrupted = finished < rows.size();
+            bar.finish(interrupted ? "interrupted" : "");
 
             const std::vector<std::string> h = header(plan);
             const std::string csv = (fs::path(q->out) / "sweep.csv").string();
@@ -287,7 +332,7 @@ command add_sweep_command(CLI::App& app) {
               std::printf("\n");
             };
             line(h);
-            int code = 0;
+            int code = interrupted ? 1 : 0;
             for (std::size_t i = 0; i < rows.size(); ++i) {
               line(text[i]);
               if (rows[i].status == "error") {
@@ -300,6 +345,11 @@ command add_sweep_command(CLI::App& app) {
             }
             const double wall =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+            if (interrupted)
+              std::printf(
+                  "INTERRUPTED by signal: %zu of %zu runs finished; the others are marked "
+                  "interrupted or not_started\n",
+                  finished, rows.size());
             std::printf("%zu runs on %zu threads in %.3g s wall -> %s\n", rows.size(), jobs, wall,
                         csv.c_str());
             return code;

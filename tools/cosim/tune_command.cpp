@@ -43,6 +43,8 @@
 #include "cosim/rt_config/config_reader.hpp"
 #include "cosim/rt_config/model_registry.hpp"
 #include "cosim/runtime/error.hpp"
+#include "cosim/runtime/json_writer.hpp"
+#include "progress.hpp"
 
 namespace cosim::cli {
 
@@ -119,6 +121,7 @@ struct tune_request {
   int jobs = 0;
   bool largest_step = false;
   cli_overrides cli;
+  progress_mode progress = progress_mode::automatic;
 };
 
 void refuse(const std::string& what) {
@@ -272,7 +275,7 @@ class trace_sink final : public row_sink {
 };
 
 struct run_result {
-  std::string status = "error";  // completed | diverged | safety_stop | error
+  std::string status = "error";  // completed | diverged | safety_stop | interrupted | error
   std::string message;
   double sum_abs_dE = nan_v;
   double wall = 0.0;
@@ -288,8 +291,9 @@ run_result run_in_process(const std::string& path, const std::vector<std::string
     const config::scenario sc = config::load_scenario(path, sets);
     auto b = config::build(sc);
     trace_sink sink(column);
-    const run_outcome o = run_offline(b->sys, b->plan, b->limits, sink);
-    rr.status = to_string(o.status);
+    // The operator's SIGINT/SIGTERM/SIGHUP stops the run within a macro step.
+    const run_outcome o = run_offline(b->sys, b->plan, b->limits, sink, &operator_stop_flag());
+    rr.status = o.stop_reason == "operator_signal" ? "interrupted" : to_string(o.status);
     rr.message = o.message;
     rr.sum_abs_dE = o.energy_residual;
     rr.t = std::move(sink.t);
@@ -303,11 +307,17 @@ run_result run_in_process(const std::string& path, const std::vector<std::string
   return rr;
 }
 
-/// Runs jobs[0..n) on `threads` workers (each job is independent).
+bool stop_requested() noexcept {
+  return operator_stop_flag().load(std::memory_order_relaxed);
+}
+
+/// Runs jobs[0..n) on `threads` workers (each job is independent); after an operator stop
+/// no further job starts.
 void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& job) {
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
-    for (std::size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) job(i);
+    for (std::size_t i = next.fetch_add(1); i < n && !stop_requested(); i = next.fetch_add(1))
+      job(i);
   };
   std::vector<std::thread> pool;
   const int k = std::max(1, std::min<int>(threads, static_cast<int>(n)));
@@ -413,12 +423,27 @@ std::vector<configuration> search_space(const tune_options& o) {
 
 struct sweep_row {
   double H = 0.0;
-  std::string status;  // linear | nonlinear | failed | error
+  std::string status;  // linear | nonlinear | failed | interrupted | error
   double sum_abs_dE = nan_v;
   double ratio = nan_v;
   double wall = 0.0;
   std::string message;
 };
+
+/// Where a sweep over H got to; only finished sweeps count for the recommendation.
+enum class sweep_state { not_started, finished, interrupted };
+
+const char* to_string(sweep_state s) noexcept {
+  switch (s) {
+    case sweep_state::not_started:
+      return "not_started";
+    case sweep_state::finished:
+      return "finished";
+    case sweep_state::interrupted:
+      return "interrupted";
+  }
+  return "?";
+}
 
 struct sweep {
   std::size_t config = 0;
@@ -426,11 +451,14 @@ struct sweep {
   std::vector<sweep_row> rows;
   double largest = 0.0;  // largest H in the linear region; 0 if none
   std::string stop;
+  sweep_state state = sweep_state::not_started;
 };
 
+/// Advances `bar` by one per run (one row each).
 void run_sweep(const std::string& path, const std::vector<std::string>& base_sets,
                const std::vector<std::string>& config_sets, int order, const test_input& in,
-               const tune_options& o, const std::vector<double>& grid, sweep& sw) {
+               const tune_options& o, const std::vector<double>& grid, sweep& sw, progress& bar) {
+  sw.state = sweep_state::finished;
   std::vector<std::string> sets = base_sets;
   sets.insert(sets.end(), config_sets.begin(), config_sets.end());
   sets.push_back(set("model.manoeuvre", in.kind));
@@ -442,9 +470,15 @@ void run_sweep(const std::string& path, const std::vector<std::string>& base_set
   double r0 = nan_v, h0 = nan_v;  // E and H of the first run
   sw.stop = "H_max reached";
   for (double H : grid) {
+    if (stop_requested()) {
+      sw.state = sweep_state::interrupted;
+      sw.stop = "interrupted by the operator before H = " + num(H);
+      return;
+    }
     std::vector<std::string> s = sets;
     s.push_back(set("run.macro_step", num(H)));
     const run_result rr = run_in_process(path, s, "");
+    bar.advance();
     sweep_row row;
     row.H = H;
     row.sum_abs_dE = rr.sum_abs_dE;
@@ -454,6 +488,14 @@ void run_sweep(const std::string& path, const std::vector<std::string>& base_set
       row.status = "error";
       sw.rows.push_back(row);
       sw.stop = "error at H = " + num(H) + ": " + rr.message;
+      return;
+    }
+    if (rr.status == "interrupted") {
+      // Stopped part-way: says nothing about H.
+      row.status = "interrupted";
+      sw.rows.push_back(row);
+      sw.state = sweep_state::interrupted;
+      sw.stop = "interrupted by the operator at H = " + num(H);
       return;
     }
     if (rr.status != "completed") {
@@ -519,6 +561,44 @@ void write_text(const fs::path& path, const std::string& text) {
   COSIM_INPUT_CHECK(out.good(), errc::io, "error writing " + path.string());
 }
 
+/// Whether a result sits at an end of the searched grid, where the grid, not the system,
+/// may have decided it.
+struct bound_note {
+  std::string at;       // "", "H_max" or "H_ini"
+  std::string message;  // empty when not at a bound
+};
+
+bool same_h(double a, double b) {
+  return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b));
+}
+
+/// The search: H_ini is the ratio's reference, so it is never itself tested.
+bound_note search_bound(double H, const std::vector<double>& grid, const tune_options& o) {
+  if (grid.empty() || !(H > 0.0)) return {};
+  if (same_h(H, grid.back()))
+    return {"H_max", "at the search ceiling H_max = " + num(o.H_max) + " s (largest H searched " +
+                         num(grid.back()) +
+                         " s): every H searched stayed in the linear region; the true limit "
+                         "may be higher, raise tune.H_max"};
+  if (same_h(H, grid.front()))
+    return {"H_ini", "at the search floor H_ini = " + num(grid.front()) + " s: the next step (" +
+                         num(grid[1]) +
+                         " s) already left the linear region and H_ini is the ratio's "
+                         "reference, not itself tested; the true limit may be lower, lower "
+                         "tune.H_ini (and tune.H_inc)"};
+  return {};
+}
+
+void write_bound(json_writer& j, const bound_note& b) {
+  j.key("at_bound");
+  if (b.at.empty()) {
+    j.null();
+  } else {
+    j.value(b.at);
+  }
+  j.key("bound_message").value(b.message);
+}
+
 int run_search(const tune_request& req, const config::scenario& sc, const tune_options& o) {
   const auto w0 = std::chrono::steady_clock::now();
   const config::model_entry* model = config::find_model(sc.model);
@@ -540,7 +620,7 @@ int run_search(const tune_request& req, const config::scenario& sc, const tune_o
 
   std::vector<sweep> sweeps;
   for (std::size_t c = 0; c < configs.size(); ++c)
-    for (std::size_t i = 0; i < inputs.size(); ++i) sweeps.push_back({c, i, {}, 0.0, ""});
+    for (std::size_t i = 0; i < inputs.size(); ++i) sweeps.push_back({c, i, {}, 0.0, "", {}});
   const int jobs = req.jobs > 0 ? req.jobs : default_jobs();
   std::printf(
       "cosim tune %s: %zu configurations x %zu test inputs, H = %s..%s s by %s s, %d jobs\n",
@@ -549,11 +629,21 @@ int run_search(const tune_request& req, const config::scenario& sc, const tune_o
   std::fflush(stdout);
   std::vector<std::vector<std::string>> config_sets;
   for (const auto& c : configs) config_sets.push_back(c.sets(sc, has_interface));
-  parallel_for(sweeps.size(), jobs, [&](std::size_t k) {
-    sweep& sw = sweeps[k];
-    run_sweep(req.scenario, req.sets, config_sets[sw.config], configs[sw.config].order,
-              inputs[sw.input], o, grid, sw);
-  });
+  {
+    // Counts grid points: a sweep that leaves the linear region early skips the rest of its
+    // grid, so the count of runs is not known in advance.
+    progress bar("cosim tune", "grid points", sweeps.size() * grid.size(), req.progress);
+    parallel_for(sweeps.size(), jobs, [&](std::size_t k) {
+      sweep& sw = sweeps[k];
+      run_sweep(req.scenario, req.sets, config_sets[sw.config], configs[sw.config].order,
+                inputs[sw.input], o, grid, sw, bar);
+      if (sw.state == sweep_state::finished) bar.advance(grid.size() - sw.rows.size());
+    });
+    bar.finish(stop_requested() ? "interrupted" : "");
+  }
+  std::size_t finished = 0;
+  for (const auto& sw : sweeps) finished += sw.state == sweep_state::finished ? 1 : 0;
+  const bool interrupted = finished < sweeps.size();
 
   // tune.csv: one row per configuration, test input and H.
   const fs::path dir = req.out;
@@ -576,36 +666,123 @@ int run_search(const tune_request& req, const config::scenario& sc, const tune_o
   }
   write_text(dir / "tune.csv", csv.str());
 
-  // Per configuration: the most conservative H over the test inputs.
+  // Per configuration: the most conservative H over the test inputs, once all are finished.
   std::vector<double> h_cfg(configs.size(), std::numeric_limits<double>::infinity());
-  for (const auto& sw : sweeps) h_cfg[sw.config] = std::min(h_cfg[sw.config], sw.largest);
+  std::vector<bool> complete(configs.size(), true);
+  for (const auto& sw : sweeps) {
+    h_cfg[sw.config] = std::min(h_cfg[sw.config], sw.largest);
+    if (sw.state != sweep_state::finished) complete[sw.config] = false;
+  }
   std::size_t best = configs.size();
-  for (std::size_t c = 0; c < configs.size(); ++c)
-    if (h_cfg[c] > 0.0 && (best == configs.size() || h_cfg[c] > h_cfg[best] * (1.0 + 1e-9)))
-      best = c;
+  if (!interrupted)
+    for (std::size_t c = 0; c < configs.size(); ++c)
+      if (h_cfg[c] > 0.0 && (best == configs.size() || h_cfg[c] > h_cfg[best] * (1.0 + 1e-9)))
+        best = c;
+  const bound_note bound =
+      best < configs.size() ? search_bound(h_cfg[best], grid, o) : bound_note{};
 
   std::printf("\n%-48s", "configuration \\ largest linear H [ms]");
   for (const auto& in : inputs) std::printf(" %10s", in.label().c_str());
   std::printf(" %8s\n", "min");
   for (std::size_t c = 0; c < configs.size(); ++c) {
     std::printf("%-48s", configs[c].label().c_str());
-    for (const auto& sw : sweeps)
-      if (sw.config == c) std::printf(" %10.4g", sw.largest * 1e3);
-    std::printf(" %8.4g%s\n", h_cfg[c] * 1e3, c == best ? "  <- recommended" : "");
+    for (const auto& sw : sweeps) {
+      if (sw.config != c) continue;
+      if (sw.state == sweep_state::finished) {
+        std::printf(" %10.4g", sw.largest * 1e3);
+      } else if (sw.state == sweep_state::interrupted && sw.largest > 0.0) {
+        char so_far[32];  // the largest linear H so far: a lower bound
+        std::snprintf(so_far, sizeof so_far, ">=%.4g", sw.largest * 1e3);
+        std::printf(" %10s", so_far);
+      } else {
+        std::printf(" %10s", sw.state == sweep_state::interrupted ? "interr." : "-");
+      }
+    }
+    if (complete[c]) {
+      std::printf(" %8.4g%s\n", h_cfg[c] * 1e3, c == best ? "  <- recommended" : "");
+    } else {
+      std::printf(" %8s\n", "-");
+    }
   }
   for (const auto& sw : sweeps)
-    if (sw.rows.empty() || sw.rows.back().status == "error")
+    if (sw.state == sweep_state::finished && (sw.rows.empty() || sw.rows.back().status == "error"))
       std::printf("  %s, %s: %s\n", configs[sw.config].label().c_str(),
                   inputs[sw.input].label().c_str(), sw.stop.c_str());
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
   std::size_t runs = 0;
   for (const auto& sw : sweeps) runs += sw.rows.size();
+
+  // tune.json: the search state, its outcome and whether the answer sits at a grid bound.
+  const std::string status =
+      interrupted ? "interrupted" : (best == configs.size() ? "no_recommendation" : "completed");
+  json_writer j;
+  j.begin_object();
+  j.key("status").value(status);
+  j.key("scenario").value(req.scenario);
+  j.key("search").begin_object();
+  j.key("H_ini").value(o.H_ini).key("H_inc").value(o.H_inc).key("H_max").value(o.H_max);
+  j.key("grid_points").value(static_cast<std::int64_t>(grid.size()));
+  j.key("linear_factor").value(o.linear_factor);
+  j.end_object();
+  j.key("sweeps_finished").value(static_cast<std::int64_t>(finished));
+  j.key("sweeps_total").value(static_cast<std::int64_t>(sweeps.size()));
+  j.key("runs").value(static_cast<std::int64_t>(runs));
+  j.key("wall_time_s").value(wall);
+  j.key("configurations").begin_array();
+  for (std::size_t c = 0; c < configs.size(); ++c) {
+    j.begin_object();
+    j.key("configuration").value(configs[c].label());
+    j.key("largest_linear_H_s");
+    if (complete[c]) {
+      j.value(h_cfg[c]);
+    } else {
+      j.null();
+    }
+    j.key("inputs").begin_array();
+    for (const auto& sw : sweeps) {
+      if (sw.config != c) continue;
+      j.begin_object();
+      j.key("test_input").value(inputs[sw.input].label());
+      j.key("state").value(to_string(sw.state));
+      j.key("largest_linear_H_s").value(sw.largest);
+      j.key("runs").value(static_cast<std::int64_t>(sw.rows.size()));
+      j.key("stop").value(sw.stop);
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+  }
+  j.end_array();
+  j.key("recommended");
+  if (best < configs.size()) {
+    j.begin_object();
+    j.key("configuration").value(configs[best].label());
+    j.key("H_s").value(h_cfg[best]);
+    write_bound(j, bound);
+    j.key("file").value((dir / "recommended.toml").string());
+    j.end_object();
+  } else {
+    j.null();
+  }
+  j.end_object();
+  write_text(dir / "tune.json", j.str() + "\n");
+
   if (best == configs.size()) {
-    std::printf(
-        "\nno configuration stays in the linear region at H_ini = %s s; no recommendation\n",
-        num(o.H_ini).c_str());
-    std::printf("%zu runs in %.2f s wall\n  tune.csv: %s\n", runs, wall,
-                (dir / "tune.csv").c_str());
+    // No recommendation this time: a recommended.toml of an earlier search would look like
+    // this one's.
+    fs::remove(dir / "recommended.toml", ec);
+    if (interrupted) {
+      std::printf(
+          "\nINTERRUPTED by signal: %zu of %zu sweeps (configuration x test input) finished; no "
+          "recommendation (the search is incomplete)\n",
+          finished, sweeps.size());
+    } else {
+      std::printf(
+          "\nno configuration stays in the linear region at H_ini = %s s; no recommendation\n",
+          num(o.H_ini).c_str());
+    }
+    std::printf("%zu runs in %.2f s wall\n  tune.csv: %s\n  tune.json: %s\n", runs, wall,
+                (dir / "tune.csv").c_str(), (dir / "tune.json").c_str());
     return 1;
   }
 
@@ -625,13 +802,18 @@ int run_search(const tune_request& req, const config::scenario& sc, const tune_o
       header << " " << inputs[sw.input].label() << " " << num(sw.largest * 1e3) << " ms;";
   header << "\n# searched H = " << num(o.H_ini) << ".." << num(o.H_max) << " s by " << num(o.H_inc)
          << " s.\n";
+  if (!bound.at.empty()) header << "# NOTE: H is " << bound.message << ".\n";
   const std::string text = to_toml(rec, header.str());
   (void)config::parse_scenario(text, (dir / "recommended.toml").string());
   write_text(dir / "recommended.toml", text);
   std::printf("\nrecommended: %s at H = %s s (most conservative over the test inputs)\n",
               configs[best].label().c_str(), num(h_cfg[best]).c_str());
-  std::printf("%zu runs in %.2f s wall on %d jobs\n  tune.csv: %s\n  recommended.toml: %s\n", runs,
-              wall, jobs, (dir / "tune.csv").c_str(), (dir / "recommended.toml").c_str());
+  if (!bound.at.empty()) std::printf("  NOTE: H is %s\n", bound.message.c_str());
+  std::printf(
+      "%zu runs in %.2f s wall on %d jobs\n  tune.csv: %s\n  tune.json: %s\n  recommended.toml: "
+      "%s\n",
+      runs, wall, jobs, (dir / "tune.csv").c_str(), (dir / "tune.json").c_str(),
+      (dir / "recommended.toml").c_str());
   return 0;
 }
 
@@ -668,19 +850,22 @@ int run_largest_step(const tune_request& req, const config::scenario& sc, const 
     run_result rr;
     double max_abs = nan_v;
     std::string status;
+    bool started = false;
   };
   std::vector<cell> cells;
   for (std::size_t m = 0; m < o.manoeuvres.size(); ++m) {
-    cells.push_back({m, 0.0, {}, nan_v, ""});
-    for (double H : grid) cells.push_back({m, H, {}, nan_v, ""});
+    cells.push_back({m, 0.0, {}, nan_v, "", false});
+    for (double H : grid) cells.push_back({m, H, {}, nan_v, "", false});
   }
   std::printf(
       "cosim tune --largest-step %s: column %s, tolerance %s m, H = %s..%s s by %s s, %d jobs\n",
       req.scenario.c_str(), column.c_str(), num(o.tolerance).c_str(), num(o.H_ini).c_str(),
       num(o.H_max).c_str(), num(o.H_inc).c_str(), jobs);
   std::fflush(stdout);
+  progress bar("cosim tune --largest-step", "runs", cells.size(), req.progress);
   parallel_for(cells.size(), jobs, [&](std::size_t k) {
     cell& c = cells[k];
+    c.started = true;
     std::vector<std::string> s = req.sets;
     s.push_back(set("model.manoeuvre", o.manoeuvres[c.manoeuvre]));
     s.push_back(set("run.output_interval", "0"));
@@ -702,28 +887,52 @@ int run_largest_step(const tune_request& req, const config::scenario& sc, const 
           s.push_back(set(name + ".step", num(config::dividing_step(c.H, cfg.step))));
     }
     c.rr = run_in_process(req.scenario, s, column);
+    bar.advance();
   });
+  bool interrupted = false;
+  for (const auto& c : cells) {
+    if (!c.started || c.rr.status == "interrupted") interrupted = true;
+  }
+  bar.finish(interrupted ? "interrupted" : "");
 
   std::ostringstream csv;
   csv << "manoeuvre,H,max_abs_ds,status\n";
   std::printf("\n%-10s %10s %14s  %s\n", "manoeuvre", "H [ms]", "max|ds| [mm]", "status");
-  std::vector<std::pair<std::string, double>> summary;
+  struct manoeuvre_result {
+    std::string name;
+    std::string state = "finished";  // finished | interrupted | no_reference
+    double largest = nan_v;          // 0: none on the grid
+    bound_note bound;
+  };
+  std::vector<manoeuvre_result> summary;
   for (std::size_t m = 0; m < o.manoeuvres.size(); ++m) {
+    manoeuvre_result res;
+    res.name = o.manoeuvres[m];
     const cell* fine = nullptr;
     for (const auto& c : cells)
       if (c.manoeuvre == m && c.H == 0.0) fine = &c;
+    if (!fine->started || fine->rr.status == "interrupted") {
+      std::printf("%-10s fine reference %s\n", res.name.c_str(),
+                  fine->started ? "interrupted" : "not started");
+      res.state = "interrupted";
+      summary.push_back(res);
+      continue;
+    }
     if (fine->rr.status != "completed" || !fine->rr.column_found) {
-      std::printf("%-10s fine reference %s: %s\n", o.manoeuvres[m].c_str(), fine->rr.status.c_str(),
+      std::printf("%-10s fine reference %s: %s\n", res.name.c_str(), fine->rr.status.c_str(),
                   fine->rr.status != "completed" ? fine->rr.message.c_str()
                                                  : ("no column " + column).c_str());
-      summary.emplace_back(o.manoeuvres[m], nan_v);
+      res.state = "no_reference";
+      summary.push_back(res);
       continue;
     }
     double largest = 0.0;
     bool contiguous = true;
     for (auto& c : cells) {
       if (c.manoeuvre != m || c.H == 0.0) continue;
-      if (c.rr.status == "completed") {
+      if (!c.started) {
+        c.status = "not_started";
+      } else if (c.rr.status == "completed") {
         // Only where the reference exists: a duration that H does not divide ends past it.
         double mx = 0.0;
         for (std::size_t i = 0; i < c.rr.t.size() && c.rr.t[i] <= fine->rr.t.back() + 1e-9; ++i)
@@ -733,15 +942,31 @@ int run_largest_step(const tune_request& req, const config::scenario& sc, const 
       } else {
         c.status = c.rr.status;
       }
+      // A gap left by the interruption ends the contiguous run of "within" as well: what
+      // follows it was not checked.
+      if (contiguous && (c.status == "not_started" || c.status == "interrupted"))
+        res.state = "interrupted";
       if (c.status == "within" && contiguous)
         largest = c.H;
       else
         contiguous = false;
-      csv << o.manoeuvres[m] << "," << num(c.H) << "," << num(c.max_abs) << "," << c.status << "\n";
-      std::printf("%-10s %10.4g %14.4g  %s\n", o.manoeuvres[m].c_str(), c.H * 1e3, c.max_abs * 1e3,
+      csv << res.name << "," << num(c.H) << "," << num(c.max_abs) << "," << c.status << "\n";
+      std::printf("%-10s %10.4g %14.4g  %s\n", res.name.c_str(), c.H * 1e3, c.max_abs * 1e3,
                   c.status.c_str());
     }
-    summary.emplace_back(o.manoeuvres[m], largest);
+    res.largest = largest;
+    if (res.state == "finished") {
+      if (largest > 0.0 && same_h(largest, grid.back())) {
+        res.bound = {"H_max", "at the search ceiling H_max = " + num(o.H_max) +
+                                  " s (largest H searched " + num(grid.back()) +
+                                  " s): the true limit may be higher, raise tune.H_max"};
+      } else if (largest == 0.0) {
+        res.bound = {"H_ini", "below the search floor H_ini = " + num(grid.front()) +
+                                  " s: already the smallest H searched is outside the "
+                                  "tolerance; the true limit is lower, lower tune.H_ini"};
+      }
+    }
+    summary.push_back(res);
   }
   const fs::path dir = req.out;
   std::error_code ec;
@@ -750,15 +975,54 @@ int run_largest_step(const tune_request& req, const config::scenario& sc, const 
                     "cannot create output directory " + dir.string() + ": " + ec.message());
   write_text(dir / "largest_step.csv", csv.str());
   std::printf("\n");
-  for (const auto& [m, H] : summary)
-    std::printf(
-        "largest H with %s within %s mm of the fine reference, %s: %s\n", column.c_str(),
-        num(o.tolerance * 1e3).c_str(), m.c_str(),
-        std::isnan(H) ? "n/a" : (H > 0.0 ? num(H * 1e3) + " ms" : "none on the grid").c_str());
+  for (const auto& r : summary) {
+    std::string answer;
+    if (r.state == "interrupted") {
+      answer = r.largest > 0.0 ? "at least " + num(r.largest * 1e3) + " ms (interrupted)"
+                               : "n/a (interrupted)";
+    } else if (r.state == "no_reference") {
+      answer = "n/a";
+    } else {
+      answer = r.largest > 0.0 ? num(r.largest * 1e3) + " ms" : "none on the grid";
+    }
+    std::printf("largest H with %s within %s mm of the fine reference, %s: %s\n", column.c_str(),
+                num(o.tolerance * 1e3).c_str(), r.name.c_str(), answer.c_str());
+    if (!r.bound.at.empty()) std::printf("  NOTE: %s\n", r.bound.message.c_str());
+  }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
-  std::printf("%zu runs in %.2f s wall\n  largest_step.csv: %s\n", cells.size(), wall,
-              (dir / "largest_step.csv").c_str());
-  return 0;
+  std::size_t runs = 0;
+  for (const auto& c : cells) runs += c.started ? 1 : 0;
+
+  json_writer j;
+  j.begin_object();
+  j.key("status").value(interrupted ? "interrupted" : "completed");
+  j.key("scenario").value(req.scenario);
+  j.key("column").value(column);
+  j.key("tolerance_m").value(o.tolerance);
+  j.key("search").begin_object();
+  j.key("H_ini").value(o.H_ini).key("H_inc").value(o.H_inc).key("H_max").value(o.H_max);
+  j.key("grid_points").value(static_cast<std::int64_t>(grid.size()));
+  j.end_object();
+  j.key("runs").value(static_cast<std::int64_t>(runs));
+  j.key("wall_time_s").value(wall);
+  j.key("manoeuvres").begin_array();
+  for (const auto& r : summary) {
+    j.begin_object();
+    j.key("manoeuvre").value(r.name);
+    j.key("state").value(r.state);
+    j.key("largest_H_s").value(r.largest);  // null (NaN) without a reference
+    write_bound(j, r.bound);
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+  write_text(dir / "largest_step.json", j.str() + "\n");
+  if (interrupted)
+    std::printf("INTERRUPTED by signal: %zu of %zu runs done; the results above are partial\n",
+                runs, cells.size());
+  std::printf("%zu runs in %.2f s wall\n  largest_step.csv: %s\n  largest_step.json: %s\n", runs,
+              wall, (dir / "largest_step.csv").c_str(), (dir / "largest_step.json").c_str());
+  return interrupted ? 1 : 0;
 }
 
 }  // namespace
@@ -770,11 +1034,17 @@ command add_tune_command(CLI::App& app) {
       "Automated configuration search of paper 002 Sect. 2.4: replaces the valve command by the\n"
       "test inputs of 002 Eqs. (12)-(15), raises H from H_ini by H_inc for every configuration\n"
       "(interface, scheme, extrapolation order, integrators) until sum|dE| vs H leaves the linear\n"
-      "region, and writes DIR/tune.csv and DIR/recommended.toml (the most conservative H over the\n"
-      "test inputs of the best configuration). With --largest-step: the largest H at which s1\n"
-      "stays within tune.tolerance of a fine reference, for M1 and M2 (DIR/largest_step.csv).\n"
+      "region, and writes DIR/tune.csv (every run), DIR/tune.json (the search state and result)\n"
+      "and DIR/recommended.toml (the most conservative H over the test inputs of the best\n"
+      "configuration). An answer at an end of the grid says so (printed, \"at_bound\" in\n"
+      "tune.json, a NOTE in recommended.toml): at H_max the true limit may be higher, at H_ini\n"
+      "lower. With --largest-step: the largest H at which s1 stays within tune.tolerance of a\n"
+      "fine reference, for M1 and M2 (DIR/largest_step.csv, DIR/largest_step.json).\n"
       "The search space and grid come from the scenario's [tune] table, --set tune.KEY=VALUE and\n"
-      "the options below.");
+      "the options below. Progress (grid points or runs done/total, elapsed, ETA) goes to stderr\n"
+      "when it is a terminal. SIGINT/SIGTERM/SIGHUP: no further run starts, running runs stop,\n"
+      "and the files are written with the search state so far, marked \"interrupted\" (no\n"
+      "recommendation, an earlier recommended.toml is removed); exit code 1.");
   tune->add_option("scenario", req->scenario, "Scenario TOML file")
       ->required()
       ->check(CLI::ExistingFile);
@@ -809,11 +1079,13 @@ command add_tune_command(CLI::App& app) {
       "[tune] keys: H_ini, H_inc, H_max [s]; test_inputs; sine_frequencies [Hz]; test_amplitude;\n"
       "test_width [s]; duration [s]; orders; interfaces; schemes; force_outputs;\n"
       "integrators.<subsystem>; linear_factor; fine_step [s]; tolerance [m]; manoeuvres; column.");
+  add_progress_flags(*tune, req->progress);
   return {tune, [req] {
             if (req->out.empty())
               req->out = "results/tune_" + fs::path(req->scenario).stem().string();
             const config::scenario sc = config::load_scenario(req->scenario, req->sets);
             const tune_options o = read_options(*req, sc);
+            install_signal_handlers();
             return req->largest_step ? run_largest_step(*req, sc, o) : run_search(*req, sc, o);
           }};
 }

@@ -1,0 +1,109 @@
+#include "progress.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+
+namespace cosim::cli {
+
+void add_progress_flags(CLI::App& app, progress_mode& mode) {
+  auto* on = app.add_flag_callback(
+      "--progress", [&mode] { mode = progress_mode::on; },
+      "Show progress on stderr even when it is not a terminal");
+  auto* off = app.add_flag_callback(
+      "--no-progress", [&mode] { mode = progress_mode::off; },
+      "No progress line (default when stderr is not a terminal)");
+  on->excludes(off);
+}
+
+std::string format_duration(double seconds) {
+  char buf[48];
+  if (!std::isfinite(seconds) || seconds < 0.0) return "?";
+  if (seconds < 60.0) {
+    std::snprintf(buf, sizeof buf, "%.1f s", seconds);
+  } else if (seconds < 3600.0) {
+    const long s = std::lround(seconds);
+    std::snprintf(buf, sizeof buf, "%ld min %02ld s", s / 60, s % 60);
+  } else {
+    const long m = std::lround(seconds / 60.0);
+    std::snprintf(buf, sizeof buf, "%ld h %02ld min", m / 60, m % 60);
+  }
+  return buf;
+}
+
+progress::progress(std::string what, std::string unit, std::size_t total, progress_mode mode)
+    : what_(std::move(what)),
+      unit_(std::move(unit)),
+      total_(total),
+      enabled_(mode == progress_mode::on ||
+               (mode == progress_mode::automatic && isatty(STDERR_FILENO) == 1)),
+      t0_(std::chrono::steady_clock::now()),
+      last_draw_(t0_) {
+  if (!enabled_) return;
+  {
+    const std::lock_guard<std::mutex> lock(m_);
+    draw_locked("");
+  }
+  ticker_ = std::thread([this] { tick(); });
+}
+
+progress::~progress() {
+  finish();
+}
+
+void progress::tick() {
+  std::unique_lock<std::mutex> lock(m_);
+  while (!finished_) {
+    cv_.wait_for(lock, std::chrono::seconds(1));
+    if (!finished_) draw_locked("");
+  }
+}
+
+void progress::advance(std::size_t n) {
+  if (!enabled_) return;
+  const std::lock_guard<std::mutex> lock(m_);
+  done_ += n;
+  if (finished_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (done_ >= total_ || now - last_draw_ >= std::chrono::milliseconds(100)) draw_locked("");
+}
+
+void progress::finish(const std::string& note) {
+  if (!enabled_) return;
+  {
+    const std::lock_guard<std::mutex> lock(m_);
+    if (finished_) return;
+    finished_ = true;
+    draw_locked(note);
+    std::fputc('\n', stderr);
+    std::fflush(stderr);
+  }
+  cv_.notify_all();
+  if (ticker_.joinable()) ticker_.join();
+}
+
+void progress::draw_locked(const std::string& note) {
+  const auto now = std::chrono::steady_clock::now();
+  last_draw_ = now;
+  const double elapsed = std::chrono::duration<double>(now - t0_).count();
+  std::string line = what_ + ": " + std::to_string(done_) + "/" + std::to_string(total_) + " " +
+                     unit_ + ", " + format_duration(elapsed) + " elapsed";
+  if (!note.empty()) {
+    line += ", " + note;
+  } else if (done_ < total_) {
+    // Assumes the remaining work goes at the average rate so far.
+    line += done_ == 0 ? ", ETA ?"
+                       : ", ETA " + format_duration(elapsed / static_cast<double>(done_) *
+                                                    static_cast<double>(total_ - done_));
+  }
+  // Blanks over the rest of a longer previous line (no terminal escape codes: --progress
+  // may write into a file).
+  const std::size_t len = line.size();
+  if (len < last_len_) line.append(last_len_ - len, ' ');
+  last_len_ = len;
+  std::fprintf(stderr, "\r%s", line.c_str());
+  std::fflush(stderr);
+}
+
+}  // namespace cosim::cli
