@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace cosim {
 namespace {
@@ -49,16 +50,161 @@ TEST(RtLog, EventLayoutIsFixed) {
   EXPECT_EQ(to_string(static_cast<rt_event_code>(999)), "unknown");
 }
 
-TEST(RtLog, FormatContainsAllFields) {
+TEST(RtLog, FormatNamesEveryFieldInSimulatedTime) {
   rt_event e;
-  e.wall_ns = 12'000'001'234;
-  e.sim_tick = 42;
+  e.wall_ns = 12'000'001'234;  // monotonic clock: never shown
+  e.sim_tick = 3'275'000'000;
   e.code = rt_event_code::overrun;
-  e.detail = 7;
-  e.a = 1.5;
-  e.b = -2.0;
-  EXPECT_EQ(format_rt_event(e, "pump"),
-            "[pump] overrun tick=42 t=12.000001234s a=1.5 b=-2 detail=7");
+  e.detail = 2;
+  e.a = 2675.4;
+  e.b = 1000.0;
+  EXPECT_EQ(format_rt_event(e, "multibody"),
+            "[multibody] overrun at t_sim=3.275 s: step ended 2675 us after its release "
+            "(period 1000 us); next release skipped 2 periods");
+  e.detail = 0;
+  EXPECT_EQ(format_rt_event(e, "multibody"),
+            "[multibody] overrun at t_sim=3.275 s: step ended 2675 us after its release "
+            "(period 1000 us)");
+  rt_event stop;
+  stop.code = rt_event_code::safety_stop;
+  stop.sim_tick = 12'000'000'000;
+  stop.a = 10;
+  stop.b = 10;
+  stop.detail = 1;
+  EXPECT_EQ(format_rt_event(stop, "watchdog"),
+            "[watchdog] deadline stop at t_sim=12 s: 10 late steps in the leaky bucket reached "
+            "watchdog.max_overruns = 10");
+  rt_event stall;
+  stall.code = rt_event_code::stall;
+  stall.sim_tick = 1'000'000;
+  stall.a = 23400;
+  stall.b = 10000;
+  stall.detail = 1;
+  EXPECT_EQ(format_rt_event(stall, "watchdog", "hydraulics"),
+            "[watchdog] stall at t_sim=0.001 s: hydraulics stayed 23400 us in one step (limit "
+            "10000 us)");
+  // No unexplained field names anywhere.
+  for (const rt_event& ev : {e, stop, stall}) {
+    const std::string line = format_rt_event(ev, "x");
+    for (const char* bad : {"a=", "b=", "detail=", "tick="})
+      EXPECT_EQ(line.find(bad), std::string::npos) << line;
+  }
+}
+
+TEST(RtLog, SimulatedSecondsAreExactWithoutTrailingZeros) {
+  EXPECT_EQ(format_sim_seconds(0), "0");
+  EXPECT_EQ(format_sim_seconds(3'275'000'000), "3.275");
+  EXPECT_EQ(format_sim_seconds(5'441'000'000), "5.441");  // 5.441000000000001 as a double sum
+  EXPECT_EQ(format_sim_seconds(42), "0.000000042");
+  EXPECT_EQ(format_sim_seconds(-1'500'000'000), "-1.5");
+}
+
+TEST(RtLog, LogLevelNames) {
+  for (const char* name : {"trace", "debug", "info", "warn", "error", "off"}) {
+    const auto level = parse_log_level(name);
+    ASSERT_TRUE(level.has_value()) << name;
+    EXPECT_EQ(to_string(*level), name);
+  }
+  EXPECT_FALSE(parse_log_level("warning").has_value());
+  EXPECT_FALSE(parse_log_level("").has_value());
+  EXPECT_FALSE(parse_log_level("INFO").has_value());
+}
+
+rt_event overrun_at(std::int64_t sim_ms, double late_us) {
+  rt_event e;
+  e.code = rt_event_code::overrun;
+  e.sim_tick = sim_ms * 1'000'000;
+  e.a = late_us;
+  e.b = 1000.0;
+  e.detail = 1;
+  return e;
+}
+
+TEST(RtLog, LimiterLogsTheFirstOverrunThenAtMostOneSummaryPerSecond) {
+  // Two threads overrunning every period (1 ms) for 2.5 s on a fake clock that advances
+  // with the simulation: per-overrun logging would give 5000 lines.
+  rt_log_limiter limiter(1'000'000'000);
+  std::vector<rt_log_line> lines;
+  std::vector<std::int64_t> line_times;
+  for (std::int64_t ms = 0; ms < 2500; ++ms) {
+    const std::int64_t now = 7'000'000'000 + ms * 1'000'000;  // drain clock, any origin
+    const std::size_t before = lines.size();
+    limiter.add(overrun_at(ms, ms == 1700 ? 4321.0 : 1100.0), "multibody", now, lines);
+    limiter.add(overrun_at(ms, 1200.0), "hydraulics", now, lines);
+    limiter.flush(now, false, lines);
+    for (std::size_t i = before; i < lines.size(); ++i) line_times.push_back(now);
+  }
+  limiter.flush(7'000'000'000 + 2'500'000'000, true, lines);
+  // First event in full, summaries at 1 s and 2 s, the rest at the end: 4 lines.
+  ASSERT_EQ(lines.size(), 4U);
+  for (std::size_t i = 1; i < line_times.size(); ++i)
+    EXPECT_GE(line_times[i] - line_times[i - 1], 1'000'000'000) << "line " << i;
+  EXPECT_EQ(lines[0].code, rt_event_code::overrun);
+  EXPECT_EQ(lines[0].text.find("[multibody] overrun at t_sim=0 s: step ended 1100 us"), 0U)
+      << lines[0].text;
+  // At 1 s: the hydraulics events of 0..1000 ms and the multibody ones of 1..1000 ms.
+  EXPECT_EQ(lines[1].text,
+            "overruns since the last report: hydraulics 1001, multibody 1000 (t_sim 0 s to 1 s; "
+            "longest: hydraulics ended 1200 us after its release at t_sim=0 s)");
+  EXPECT_NE(lines[2].text.find("hydraulics 1000, multibody 1000 (t_sim 1.001 s to 2 s; "
+                               "longest: multibody ended 4321 us after its release at "
+                               "t_sim=1.7 s)"),
+            std::string::npos)
+      << lines[2].text;
+  EXPECT_NE(lines[3].text.find("hydraulics 499, multibody 499 (t_sim 2.001 s to 2.499 s"),
+            std::string::npos)
+      << lines[3].text;
+  // Every overrun is accounted for in exactly one line.
+  EXPECT_EQ(1 + 2001 + 2000 + 998, 2 * 2500);
+}
+
+TEST(RtLog, LimiterPassesStopsAndKeepsCodesApart) {
+  rt_log_limiter limiter(1'000'000'000);
+  std::vector<rt_log_line> lines;
+  rt_event drop;
+  drop.code = rt_event_code::drop;
+  drop.a = 3;
+  limiter.add(overrun_at(1, 1500), "valve", 0, lines);
+  limiter.add(drop, "valve", 0, lines);  // its own first line, not folded into overruns
+  limiter.add(overrun_at(2, 1500), "valve", 10, lines);
+  rt_event stop;
+  stop.code = rt_event_code::safety_stop;
+  stop.detail = 1;
+  limiter.add(stop, "watchdog", 20, lines);  // never rate-limited
+  limiter.add(stop, "watchdog", 30, lines);
+  ASSERT_EQ(lines.size(), 4U);
+  EXPECT_EQ(lines[1].code, rt_event_code::drop);
+  EXPECT_EQ(lines[2].code, rt_event_code::safety_stop);
+  EXPECT_EQ(lines[3].code, rt_event_code::safety_stop);
+  limiter.flush(40, true, lines);
+  ASSERT_EQ(lines.size(), 5U);
+  EXPECT_EQ(lines[4].text.find("overruns since the last report: valve 1"), 0U) << lines[4].text;
+}
+
+TEST(RtLog, DrainRateLimitsOverrunsAndSkipsLevelsBelowTheLogger) {
+  captured_logger log;
+  rt_log_drain drain(log.logger);
+  rt_log_channel& channel = drain.add_channel("hydraulics", 64);
+  for (int i = 0; i < 50; ++i) channel.post(rt_event_code::overrun, i * 1'000'000, 1500, 1000, 1);
+  EXPECT_EQ(drain.drain_once(0), 50U);
+  EXPECT_EQ(count_of(log.str(), "\n"), 1U) << log.str();  // only the first, within the second
+  for (int i = 50; i < 60; ++i) channel.post(rt_event_code::overrun, i * 1'000'000, 1500, 1000, 1);
+  EXPECT_EQ(drain.drain_once(1'000'000'000), 10U);
+  EXPECT_EQ(count_of(log.str(), "\n"), 2U) << log.str();
+  EXPECT_NE(log.str().find("warning overruns since the last report: hydraulics 59 (t_sim 0.001 s "
+                           "to 0.059 s"),
+            std::string::npos)
+      << log.str();
+  // Level error: overruns (warnings) are neither logged nor summarised later.
+  log.logger->set_level(spdlog::level::err);
+  channel.post(rt_event_code::overrun, 70'000'000, 1500, 1000, 1);
+  channel.post(rt_event_code::safety_stop, 71'000'000, 10, 10, 1);
+  EXPECT_EQ(drain.drain_once(5'000'000'000), 2U);
+  drain.stop();
+  const std::string text = log.str();
+  EXPECT_EQ(count_of(text, "\n"), 3U) << text;
+  EXPECT_NE(text.find("error [hydraulics] deadline stop at t_sim=0.071 s"), std::string::npos)
+      << text;
 }
 
 TEST(RtLog, ChannelStampsSourceAndTime) {
@@ -89,10 +235,13 @@ TEST(RtLog, DrainFormatsEventsWithLevelsPerCode) {
   EXPECT_EQ(drain.drain_once(), 3u);
   EXPECT_EQ(drain.drain_once(), 0u);
   const std::string text = log.str();
-  EXPECT_NE(text.find("info [valve] info tick=1"), std::string::npos) << text;
-  EXPECT_NE(text.find("warning [valve] deadline_miss tick=2"), std::string::npos) << text;
-  EXPECT_NE(text.find("a=1100 b=1000"), std::string::npos) << text;
-  EXPECT_NE(text.find("error [valve] safety_stop tick=3"), std::string::npos) << text;
+  EXPECT_NE(text.find("info [valve] info at t_sim=0.000000001 s"), std::string::npos) << text;
+  EXPECT_NE(text.find("warning [valve] deadline miss at t_sim=0.000000002 s: result ready 1100 "
+                      "us after release, deadline 1000 us"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("error [valve] safety stop at t_sim=0.000000003 s"), std::string::npos)
+      << text;
   EXPECT_EQ(drain.events_logged(), 3u);
 }
 
@@ -101,15 +250,15 @@ TEST(RtLog, FullChannelDropsCountsAndDrainReportsDropsOnce) {
   rt_log_drain drain(log.logger);
   rt_log_channel& channel = drain.add_channel("burst", 4);
   int accepted = 0;
-  for (int i = 0; i < 10; ++i) accepted += channel.post(rt_event_code::overrun, i) ? 1 : 0;
+  for (int i = 0; i < 10; ++i) accepted += channel.post(rt_event_code::info, i) ? 1 : 0;
   EXPECT_EQ(accepted, 4);
   EXPECT_EQ(channel.drops(), 6u);
   EXPECT_EQ(drain.drain_once(), 4u);
   drain.drain_once();  // no new drops: no second report
   const std::string text = log.str();
   EXPECT_EQ(count_of(text, "6 rt_log events dropped"), 1u) << text;
-  EXPECT_NE(text.find("tick=3"), std::string::npos) << "the oldest events are kept";
-  EXPECT_EQ(text.find("tick=4 "), std::string::npos) << "newer events were rejected";
+  EXPECT_NE(text.find("t_sim=0.000000003 s"), std::string::npos) << "the oldest events are kept";
+  EXPECT_EQ(text.find("t_sim=0.000000004 s"), std::string::npos) << "newer events were rejected";
 }
 
 TEST(RtLog, AddChannelAfterStartIsRejected) {
@@ -162,7 +311,8 @@ TEST(RtLog, DestructorStopsTheThreadAndDrainsTheRest) {
     drain.start(std::chrono::hours{1});  // would never wake by itself
     channel.post(rt_event_code::drop, 77);
   }
-  EXPECT_NE(log.str().find("warning [late] drop tick=77"), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("warning [late] drop at t_sim=0.000000077 s"), std::string::npos)
+      << log.str();
 }
 
 }  // namespace
