@@ -1,6 +1,7 @@
 #include "cosim/runtime/rt_thread.hpp"
 
 #include <alloca.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -266,6 +267,21 @@ bool lock_memory(std::string& why) noexcept {
     // Out of memory while describing the failure: the false return still says it.
   }
   return false;
+}
+
+cpu_latency_guard::cpu_latency_guard() noexcept {
+  fd_ = ::open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+  if (fd_ < 0) return;
+  // The PM QoS request lasts while the file stays open.
+  const std::int32_t zero = 0;
+  if (::write(fd_, &zero, sizeof(zero)) != static_cast<ssize_t>(sizeof(zero))) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
+cpu_latency_guard::~cpu_latency_guard() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 int online_cpu_count() {

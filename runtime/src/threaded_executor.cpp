@@ -1,5 +1,6 @@
 #include "cosim/runtime/threaded_executor.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <ctime>
@@ -26,12 +27,26 @@ struct sample {
 
 constexpr std::size_t max_record_values = 120;
 
+// Longest sleep of the recorder between polls in realtime mode: bounds its reaction to an
+// operator stop when H is long.
+constexpr std::int64_t max_recorder_sleep_ns = 10'000'000;
+
+// The watchdog checks at a multiple of H of at least this: often enough that a stop
+// follows an overflowing bucket within milliseconds, rarely enough to stay off the CPUs.
+constexpr std::int64_t min_watchdog_period_ns = 5'000'000;
+
+std::int64_t watchdog_period_ns(std::int64_t H_ns) noexcept {
+  return H_ns * std::max<std::int64_t>(1, (min_watchdog_period_ns + H_ns - 1) / H_ns);
+}
+
 struct step_record {
   std::uint64_t step = 0;
   std::int64_t wake_latency_ns = 0;
   std::int64_t exec_ns = 0;
   std::uint32_t ok = 0;
   std::uint32_t count = 0;
+  std::uint32_t overrun = 0;  // realtime: this thread's step was an overrun
+  std::uint32_t skipped = 0;  // realtime: periods the schedule skipped after this step
   std::array<double, max_record_values> v{};
 };
 
@@ -41,6 +56,24 @@ struct shared_state {
   std::atomic<bool> stop{false};
   std::atomic<int> cause{static_cast<int>(stop_cause::none)};
   std::int64_t start_ns = 0;  // realtime epoch (release of step 0)
+  // Realtime schedule: step n of every thread is released at start + (n + shift) H.
+  std::atomic<std::int64_t> shift{0};
+  std::atomic<std::int64_t> late_steps{0};  // steps that moved the schedule
+  // What the watchdog saw when it stopped the run (read after the threads are joined).
+  std::atomic<std::int64_t> stop_bucket{0};
+  std::atomic<std::ptrdiff_t> stop_hung{-1};
+  std::atomic<std::int64_t> stop_busy_ns{0};
+
+  /// Moves the schedule to at least s; false if another thread already moved it as far.
+  bool raise_shift(std::int64_t s) noexcept {
+    std::int64_t cur = shift.load(std::memory_order_relaxed);
+    while (cur < s) {
+      // release: a partner that later pops this thread's output sees the new schedule.
+      if (shift.compare_exchange_weak(cur, s, std::memory_order_release, std::memory_order_relaxed))
+        return true;
+    }
+    return false;
+  }
 
   void request_stop(stop_cause c) noexcept {
     int expected = static_cast<int>(stop_cause::none);
@@ -84,13 +117,66 @@ struct worker {
   latency_histogram exec;
   std::atomic<std::uint64_t> heartbeat{0};  // completed steps
   std::atomic<std::int64_t> overruns{0};
-  std::atomic<std::int64_t> release_ns{0};  // release time of the step in progress
-  std::atomic<bool> busy{false};
+  // When the own work of the current step began (inputs present), 0 while sleeping or
+  // waiting for a partner: the watchdog's hang rule.
+  std::atomic<std::int64_t> busy_since_ns{0};
   rt_log_channel* log = nullptr;
   thread_setup setup;
 };
 
 }  // namespace
+
+namespace detail {
+
+step_deadline check_step_deadline(std::int64_t start_ns, std::int64_t period_ns, std::int64_t n,
+                                  std::int64_t shift, std::int64_t release, std::int64_t woke,
+                                  std::int64_t inputs, std::int64_t done) noexcept {
+  step_deadline d;
+  d.late = done > start_ns + (n + 1 + shift) * period_ns;
+  d.own = (woke - release) + (done - inputs) > period_ns;
+  // Step n + 1 then starts at the first boundary after done: start + (n + 1 + s) H > done.
+  if (d.late) d.new_shift = (done - start_ns) / period_ns - n;
+  return d;
+}
+
+watchdog_rules::watchdog_rules(std::int64_t max_overruns, std::int64_t leak_steps,
+                               std::int64_t hang_limit_ns, std::int64_t check_period_ns) noexcept
+    : max_overruns_(max_overruns),
+      leak_steps_(leak_steps),
+      hang_limit_ns_(hang_limit_ns),
+      check_period_ns_(check_period_ns) {}
+
+watchdog_rules::verdict watchdog_rules::check(std::int64_t now_ns, std::int64_t late_steps,
+                                              std::int64_t steps_done,
+                                              std::span<const std::int64_t> busy_since) noexcept {
+  verdict v;
+  // Leak first: steps completed while the bucket was empty forgive nothing in advance.
+  const std::int64_t leaks = steps_done / leak_steps_ - leaked_;
+  if (leaks > 0) {
+    leaked_ += leaks;
+    bucket_ = std::max<std::int64_t>(0, bucket_ - leaks);
+  }
+  bucket_ += late_steps - seen_;
+  seen_ = late_steps;
+  v.bucket = bucket_;
+  v.stop = bucket_ >= max_overruns_;
+  const bool on_time = last_check_ns_ < 0 || now_ns - last_check_ns_ <= 2 * check_period_ns_;
+  last_check_ns_ = now_ns;
+  if (!v.stop && on_time) {
+    for (std::size_t i = 0; i < busy_since.size(); ++i) {
+      const std::int64_t since = busy_since[i];
+      if (since != 0 && now_ns - since > hang_limit_ns_) {
+        v.stop = true;
+        v.hung = static_cast<std::ptrdiff_t>(i);
+        v.busy_ns = now_ns - since;
+        break;
+      }
+    }
+  }
+  return v;
+}
+
+}  // namespace detail
 
 void validate_threaded(const system& sys, const run_plan& plan, const threaded_options& opt) {
   validate_plan(sys, plan);
@@ -165,6 +251,10 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
     out.memory_locked = lock_memory(why);
     if (!out.memory_locked) out.warnings.push_back("mlockall refused: " + why);
   }
+
+  // Held for the whole realtime run, as cyclictest holds it while measuring.
+  std::unique_ptr<cpu_latency_guard> idle_latency;
+  if (opt.realtime) idle_latency = std::make_unique<cpu_latency_guard>();
 
   const std::size_t n_sub = sys.size();
   const auto& conns = sys.connections();
@@ -243,19 +333,25 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
   auto loop = [&](worker& w) {
     subsystem& sub = sys.at(w.index);
     step_record rec;
-    std::int64_t period = 0;
     for (std::int64_t n = 0; n < steps; ++n) {
       if (shared.stopping()) return;
       std::int64_t release = 0;
+      std::int64_t woke = 0;
       if (opt.realtime) {
-        release = shared.start_ns + period * H_ns;
-        w.release_ns.store(release, std::memory_order_relaxed);
-        sleep_until_ns(release);
-        const std::int64_t woke = monotonic_now_ns();
+        // A shift raised while this thread slept (a partner ran late) moves its release
+        // too: waking at the old time would only mean waiting for the late sample.
+        std::int64_t shift = shared.shift.load(std::memory_order_acquire);
+        for (;;) {
+          release = shared.start_ns + (n + shift) * H_ns;
+          sleep_until_ns(release);
+          const std::int64_t now_shift = shared.shift.load(std::memory_order_acquire);
+          if (now_shift == shift) break;
+          shift = now_shift;
+        }
+        woke = monotonic_now_ns();
         rec.wake_latency_ns = woke - release;
         w.wake.record_ns(rec.wake_latency_ns);
       }
-      w.busy.store(true, std::memory_order_relaxed);
       const time_point t = t0 + n * plan.macro_step;
       // Inputs: pop samples up to the one this step needs (sequence numbers).
       for (std::size_t k = 0; k < w.in_conns.size(); ++k) {
@@ -276,6 +372,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
         }
       }
       const std::int64_t exec0 = monotonic_now_ns();
+      w.busy_since_ns.store(exec0, std::memory_order_relaxed);
       const time_point t1 = t + plan.macro_step;
       const bool ok = scheme::advance(sub, t, plan.macro_step);
       std::size_t v = 0;
@@ -286,6 +383,28 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
       rec.count = static_cast<std::uint32_t>(v);
       rec.ok = ok ? 1U : 0U;
       rec.step = static_cast<std::uint64_t>(n);
+      rec.overrun = 0;
+      rec.skipped = 0;
+      if (opt.realtime) {
+        // Judged before the outputs go out, so a partner that pops them sees the moved
+        // schedule and does not count the same stall again.
+        const std::int64_t end = monotonic_now_ns();
+        const std::int64_t shift = shared.shift.load(std::memory_order_acquire);
+        const detail::step_deadline d =
+            detail::check_step_deadline(shared.start_ns, H_ns, n, shift, release, woke, exec0, end);
+        if (d.late) {
+          shared.raise_shift(d.new_shift);
+          shared.late_steps.fetch_add(1, std::memory_order_relaxed);
+          rec.skipped = static_cast<std::uint32_t>(d.new_shift - shift);
+        }
+        if (d.overrun()) {
+          rec.overrun = 1;
+          w.overruns.fetch_add(1, std::memory_order_relaxed);
+          w.log->post(rt_event_code::overrun, t.time_since_epoch().count(),
+                      static_cast<double>(end - release) * 1e-3, static_cast<double>(H_ns) * 1e-3,
+                      rec.skipped);
+        }
+      }
       for (std::size_t c : w.out_conns) {
         const sample s{static_cast<std::uint64_t>(n + 1), sub.output(conns[c].output)};
         backoff wait;
@@ -304,23 +423,9 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
           wait.pause();
         }
       }
-      w.busy.store(false, std::memory_order_relaxed);
+      w.busy_since_ns.store(0, std::memory_order_relaxed);
       w.heartbeat.store(static_cast<std::uint64_t>(n + 1), std::memory_order_release);
       if (!ok) return;  // the recorder sees ok == 0 and stops the run
-      if (opt.realtime) {
-        const std::int64_t late = done - (release + H_ns);
-        if (late > 0) {
-          // Skip to the next period boundary after `done`, keeping the phase.
-          const std::int64_t missed = (done - release) / H_ns;
-          period += missed + 1;
-          w.overruns.fetch_add(1, std::memory_order_relaxed);
-          w.log->post(rt_event_code::overrun, t.time_since_epoch().count(),
-                      static_cast<double>(done - release) * 1e-3, static_cast<double>(H_ns) * 1e-3,
-                      static_cast<std::uint32_t>(missed));
-        } else {
-          ++period;
-        }
-      }
     }
   };
 
@@ -332,6 +437,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
     if (opt.hook != nullptr) opt.hook(opt.hook_ctx, w.index, false);
   };
 
+  std::vector<std::int64_t> busy_since(n_sub, 0);  // watchdog's snapshot, allocated up front
   drain.start();
   std::vector<rt_thread> threads;
   threads.reserve(n_sub + 1);
@@ -353,37 +459,46 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
       threads.emplace_back(cfg, [&] {
         prefault_stack(32 * 1024);
         wait_for_go();
-        // Leaky bucket over all threads' overruns, checked once per macro step.
-        std::int64_t seen = 0, bucket = 0, tick = 0;
-        std::int64_t next = shared.start_ns + H_ns;
+        // Checked every few milliseconds, not every period, and half a period away from
+        // the releases: the watchdog outranks the subsystem threads, so waking with them
+        // would delay every release on its CPU.
+        const std::int64_t period = watchdog_period_ns(H_ns);
+        detail::watchdog_rules rules(opt.watchdog.max_overruns, opt.watchdog.leak_steps,
+                                     opt.watchdog.max_overruns * H_ns, period);
+        std::int64_t next = shared.start_ns + H_ns / 2 + period;
         while (!shared.stopping()) {
           sleep_until_ns(next);
-          next += H_ns;
-          ++tick;
-          std::int64_t total = 0;
-          bool hung = false;
           const std::int64_t now = monotonic_now_ns();
-          for (auto& w : workers) {
-            total += w->overruns.load(std::memory_order_relaxed);
-            if (w->busy.load(std::memory_order_relaxed) &&
-                now - w->release_ns.load(std::memory_order_relaxed) >
-                    opt.watchdog.max_overruns * H_ns)
-              hung = true;
+          next += period;
+          if (next <= now) next += ((now - next) / period + 1) * period;  // no burst
+          std::uint64_t steps_done = static_cast<std::uint64_t>(steps);
+          for (std::size_t i = 0; i < workers.size(); ++i) {
+            busy_since[i] = workers[i]->busy_since_ns.load(std::memory_order_relaxed);
+            steps_done =
+                std::min(steps_done, workers[i]->heartbeat.load(std::memory_order_relaxed));
           }
-          bucket += total - seen;
-          seen = total;
-          if (tick % opt.watchdog.leak_steps == 0 && bucket > 0) --bucket;
-          if (bucket >= opt.watchdog.max_overruns || hung) {
-            watchdog_log.post(rt_event_code::safety_stop, 0, static_cast<double>(bucket),
-                              static_cast<double>(opt.watchdog.max_overruns), hung ? 1U : 0U);
+          const auto v = rules.check(now, shared.late_steps.load(std::memory_order_relaxed),
+                                     static_cast<std::int64_t>(steps_done), busy_since);
+          if (v.stop) {
+            shared.stop_bucket.store(v.bucket, std::memory_order_relaxed);
+            shared.stop_hung.store(v.hung, std::memory_order_relaxed);
+            shared.stop_busy_ns.store(v.busy_ns, std::memory_order_relaxed);
+            const std::int64_t tick = (t0 + static_cast<std::int64_t>(steps_done) * plan.macro_step)
+                                          .time_since_epoch()
+                                          .count();
+            if (v.hung >= 0) {
+              // Worker i's log channel has source id i (added first, in order).
+              watchdog_log.post(rt_event_code::stall, tick, static_cast<double>(v.busy_ns) * 1e-3,
+                                static_cast<double>(opt.watchdog.max_overruns * H_ns) * 1e-3,
+                                static_cast<std::uint32_t>(v.hung) + 1U);
+            } else {
+              watchdog_log.post(rt_event_code::safety_stop, tick, static_cast<double>(v.bucket),
+                                static_cast<double>(opt.watchdog.max_overruns), 1U);
+            }
             shared.request_stop(stop_cause::deadline);
             return;
           }
-          bool all_done = true;
-          for (auto& w : workers)
-            if (w->heartbeat.load(std::memory_order_relaxed) < static_cast<std::uint64_t>(steps))
-              all_done = false;
-          if (all_done) return;
+          if (steps_done >= static_cast<std::uint64_t>(steps)) return;
         }
       });
     }
@@ -404,9 +519,24 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
     if (timing == nullptr) {
       out.warnings.push_back("cannot write timing CSV " + opt.timing_csv);
     } else {
-      std::fputs("step,t,subsystem,wakeup_latency_us,exec_us\n", timing);
+      std::fputs("step,t,subsystem,wakeup_latency_us,exec_us,overrun,skipped_periods\n", timing);
     }
   }
+
+  // Realtime: records arrive once per period, so the recorder sleeps to the middle of the
+  // next one instead of polling; polling every few microseconds kept the real-time CPUs
+  // busy with a normal thread, which a hypervisor or a non-preemptible kernel section
+  // then made the real-time threads wait for. Threaded mode runs as fast as possible.
+  auto recorder_pause = [&](backoff& b) {
+    if (!opt.realtime) {
+      b.pause();
+      return;
+    }
+    const std::int64_t now = monotonic_now_ns();
+    const std::int64_t mid = shared.start_ns + H_ns / 2;
+    const std::int64_t next = now < mid ? mid : mid + ((now - mid) / H_ns + 1) * H_ns;
+    sleep_until_ns(std::min(next, now + max_recorder_sleep_ns));  // stop requests stay prompt
+  };
 
   // Recording thread: one record per subsystem per step, then the shared accounting.
   time_point t = plan.start;
@@ -423,7 +553,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
         }
         if (stop_request != nullptr && stop_request->load(std::memory_order_relaxed))
           shared.request_stop(stop_cause::operator_signal);
-        wait.pause();
+        recorder_pause(wait);
       }
       if (!running) break;
       std::size_t v = 0;
@@ -432,11 +562,11 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
       mon.store_captures(w->index, &rec.v[v]);
       ok = ok && rec.ok != 0;
       if (timing != nullptr)
-        std::fprintf(timing, "%lld,%s,%s,%.3f,%.3f\n", static_cast<long long>(n),
+        std::fprintf(timing, "%lld,%s,%s,%.3f,%.3f,%u,%u\n", static_cast<long long>(n),
                      format_double(to_seconds(t + plan.macro_step)).c_str(),
                      sys.at(w->index).name().c_str(),
                      static_cast<double>(rec.wake_latency_ns) * 1e-3,
-                     static_cast<double>(rec.exec_ns) * 1e-3);
+                     static_cast<double>(rec.exec_ns) * 1e-3, rec.overrun, rec.skipped);
     }
     if (!running) break;
     mon.close_step(plan.macro_step);
@@ -458,10 +588,26 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
   if (out.status == run_status::completed && out.macro_steps < steps) {
     out.status = run_status::safety_stop;
     switch (static_cast<stop_cause>(shared.cause.load())) {
-      case stop_cause::deadline:
+      case stop_cause::deadline: {
         out.stop_reason = "deadline";
-        out.message = "deadline overruns exceeded watchdog.max_overruns";
+        const std::ptrdiff_t hung = shared.stop_hung.load();
+        const double H_ms = static_cast<double>(H_ns) * 1e-6;
+        if (hung >= 0) {
+          out.message = "subsystem '" + sys.at(static_cast<std::size_t>(hung)).name() +
+                        "' stayed in one step for " +
+                        format_double(static_cast<double>(shared.stop_busy_ns.load()) * 1e-6) +
+                        " ms, longer than watchdog.max_overruns (" +
+                        std::to_string(opt.watchdog.max_overruns) + ") periods of " +
+                        format_double(H_ms) + " ms";
+        } else {
+          out.message =
+              std::to_string(shared.stop_bucket.load()) +
+              " late steps in the watchdog's leaky bucket reached watchdog.max_overruns = " +
+              std::to_string(opt.watchdog.max_overruns) + " (one is forgiven per " +
+              std::to_string(opt.watchdog.leak_steps) + " macro steps, watchdog.leak_steps)";
+        }
         break;
+      }
       case stop_cause::operator_signal:
         out.stop_reason = "operator_signal";
         break;
@@ -490,9 +636,10 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
     r.exec_max_us = w.exec.max_us();
     r.overruns = w.overruns.load();
     r.steps = static_cast<std::int64_t>(w.heartbeat.load());
-    out.deadline_misses += r.overruns;
     out.threads.push_back(r);
   }
+  // Each stall once, however many threads it delayed (a thread's own overruns are above).
+  out.deadline_misses = shared.late_steps.load();
   if (opt.realtime && threads.size() > n_sub && !threads[n_sub].grant().warning.empty())
     out.warnings.push_back("watchdog: " + threads[n_sub].grant().warning);
   for (const auto& r : rings) out.ring_drops += r->drops();

@@ -60,6 +60,22 @@ class rt_thread {
 /// reclaimed later. On failure why holds the reason.
 bool lock_memory(std::string& why) noexcept;
 
+/// Holds /dev/cpu_dma_latency at 0 us while alive, as cyclictest does by default: the
+/// CPU idle governor then keeps the CPUs out of deep C-states whose exit latency would add
+/// to every wake-up. Without permission (or without the device) it does nothing and
+/// active() is false; it never fails a run.
+class cpu_latency_guard {
+ public:
+  cpu_latency_guard() noexcept;
+  cpu_latency_guard(const cpu_latency_guard&) = delete;
+  cpu_latency_guard& operator=(const cpu_latency_guard&) = delete;
+  ~cpu_latency_guard();
+  [[nodiscard]] bool active() const noexcept { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
 /// CPUs currently online.
 int online_cpu_count();
 

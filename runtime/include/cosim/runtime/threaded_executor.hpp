@@ -4,17 +4,22 @@
 // lock-free SPSC rings synchronised by sequence numbers.
 //
 //  - threaded: as fast as possible; results byte-identical to offline.
-//  - realtime: each thread is released at absolute CLOCK_MONOTONIC deadlines
-//    (start + k H) with clock_nanosleep(TIMER_ABSTIME). An overrun skips to the next
-//    period boundary keeping the phase (never a catch-up burst) and is counted; a
-//    higher-priority watchdog drains the overrun counts into a leaky bucket and stops the
-//    run (stop_reason "deadline") when it overflows, or when a thread stops beating.
+//  - realtime: every thread is released on one shared schedule of absolute
+//    CLOCK_MONOTONIC deadlines, step n at start + (n + shift) H, with
+//    clock_nanosleep(TIMER_ABSTIME). A step that ends after its deadline moves the whole
+//    schedule to the first period boundary after its end (skip, never a catch-up burst),
+//    so the threads stay in phase and a partner that merely waited for the late sample is
+//    not late itself. A higher-priority watchdog drains the late steps into a leaky bucket
+//    and stops the run (stop_reason "deadline") when it overflows, or when a thread stays
+//    inside one step (its own work, not a wait for a partner) for max_overruns periods.
 //
 // Each subsystem thread publishes one fixed-size record per macro step (its outputs, its
 // probe values, the bond inputs it used, timing) to the recording thread (the caller),
 // which mirrors them and runs the same row/energy/safety accounting as offline.
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -50,6 +55,57 @@ struct threaded_options {
   thread_hook hook = nullptr;
   void* hook_ctx = nullptr;
 };
+
+namespace detail {
+
+/// Deadline bookkeeping of one realtime step (all times CLOCK_MONOTONIC ns). Step n was
+/// released at `release` on the schedule start + (n + shift) H, where `shift` is the
+/// schedule shift now in force; the thread woke at `woke`, had all inputs at `inputs` and
+/// finished its own work at `done`.
+struct step_deadline {
+  /// Ended after its deadline start + (n + 1 + shift) H: the schedule must move.
+  bool late = false;
+  /// The thread's own wake-up delay plus its own work exceeded H (a wait for a late
+  /// partner's sample is not its own; that partner already moved the schedule).
+  bool own = false;
+  /// When late: the shift that releases step n + 1 at the first boundary after `done`.
+  std::int64_t new_shift = 0;
+  [[nodiscard]] bool overrun() const noexcept { return late || own; }
+};
+
+step_deadline check_step_deadline(std::int64_t start_ns, std::int64_t period_ns, std::int64_t n,
+                                  std::int64_t shift, std::int64_t release, std::int64_t woke,
+                                  std::int64_t inputs, std::int64_t done) noexcept;
+
+/// The watchdog's decisions, separated from its thread so they can be tested with fake
+/// times. Leaky bucket: +1 per late step, -1 per leak_steps completed macro steps, a stop
+/// when it reaches max_overruns. Hang: a thread busy in one step of its own work for
+/// longer than hang_limit_ns, judged only when the watchdog itself ran on time (a machine
+/// that froze everything, the watchdog included, has not hung a thread).
+class watchdog_rules {
+ public:
+  watchdog_rules(std::int64_t max_overruns, std::int64_t leak_steps, std::int64_t hang_limit_ns,
+                 std::int64_t check_period_ns) noexcept;
+
+  struct verdict {
+    bool stop = false;
+    std::int64_t bucket = 0;   // level after this check
+    std::ptrdiff_t hung = -1;  // index of the thread judged hung, -1 for none
+    std::int64_t busy_ns = 0;  // how long that thread had been busy
+  };
+
+  /// late_steps: late steps so far (all threads); steps_done: macro steps every thread has
+  /// completed; busy_since[i]: when thread i began its current step's own work, 0 if idle.
+  verdict check(std::int64_t now_ns, std::int64_t late_steps, std::int64_t steps_done,
+                std::span<const std::int64_t> busy_since) noexcept;
+
+ private:
+  std::int64_t max_overruns_, leak_steps_, hang_limit_ns_, check_period_ns_;
+  std::int64_t seen_ = 0, bucket_ = 0, leaked_ = 0;
+  std::int64_t last_check_ns_ = -1;
+};
+
+}  // namespace detail
 
 /// Checks CPUs, priorities, ring sizes and Gauss-Seidel budgets before any thread starts.
 void validate_threaded(const system& sys, const run_plan& plan, const threaded_options& opt);
