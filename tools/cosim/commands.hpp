@@ -44,6 +44,7 @@ command add_compare_command(CLI::App& app);
 command add_tune_command(CLI::App& app);  // tune_command.cpp (002 Sect. 2.4)
 command add_reference_command(CLI::App& app);
 command add_sweep_command(CLI::App& app);
+command add_doctor_command(CLI::App& app);  // doctor_command.cpp (doctor.hpp)
 
 /// Text listing every --set key (for help footers).
 std::string keys_help();

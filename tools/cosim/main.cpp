@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "cosim/runtime/error.hpp"
+#include "cosim/runtime/rt_log.hpp"
 
 int main(int argc, char** argv) {
   using namespace cosim::cli;
@@ -15,14 +16,26 @@ int main(int argc, char** argv) {
       "written)."};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
-  const std::vector<command> commands{add_run_command(app), add_compare_command(app),
+  std::string log_level = "info";
+  auto* level = app.add_option("--log-level", log_level,
+                               "Runtime log lines shown: trace, debug, info, warn, error or off "
+                               "(default info; they go to stderr)")
+                    ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  app.add_flag_callback(
+         "--quiet,-q", [&log_level] { log_level = "error"; },
+         "Same as --log-level error: no overrun or other warnings (summary.json "
+         "and timing.csv keep them)")
+      ->excludes(level);
+  app.fallthrough();  // the options above also work after the subcommand
+  const std::vector<command> commands{add_run_command(app),       add_compare_command(app),
                                       add_reference_command(app), add_sweep_command(app),
-                                      add_tune_command(app)};
+                                      add_tune_command(app),      add_doctor_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  cosim::configure_runtime_log(*cosim::parse_log_level(log_level));
   try {
     for (const auto& c : commands)
       if (c.app->parsed()) return c.run();
