@@ -110,6 +110,23 @@ TEST(RtLog, LogLevelNames) {
   EXPECT_FALSE(parse_log_level("INFO").has_value());
 }
 
+TEST(RtLog, RuntimeLogLevelFiltersTheDefaultLoggerOnStderr) {
+  for (const auto& [level, shown] :
+       {std::pair{log_level::warn, true}, std::pair{log_level::error, false}}) {
+    configure_runtime_log(level);
+    testing::internal::CaptureStderr();
+    {
+      rt_log_drain drain;  // spdlog's default logger
+      drain.add_channel("pump", 8).post(rt_event_code::overrun, 2'000'000, 1500, 1000, 1);
+      drain.stop();
+    }
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(err.find("[pump] overrun at t_sim=0.002 s") != std::string::npos, shown)
+        << to_string(level) << ": " << err;
+  }
+  configure_runtime_log(log_level::info);
+}
+
 rt_event overrun_at(std::int64_t sim_ms, double late_us) {
   rt_event e;
   e.code = rt_event_code::overrun;

@@ -11,7 +11,6 @@
 //   --no-cyclictest  only measure ours
 // A plain main(): the measurement is a fixed-duration loop, not a repeated kernel, so
 // Google Benchmark's iteration machinery does not apply.
-#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,6 +50,7 @@ struct options {
 struct result {
   bool valid = false;
   std::uint64_t samples = 0;
+  std::uint64_t late = 0;  // wake-ups later than one period (what a deadline miss needs)
   double min_us = 0;
   double p50_us = 0;
   double p99_us = 0;
@@ -63,34 +63,15 @@ int int_option(int& argc, char** argv, std::string_view name, const char* env, i
   return static_cast<int>(cosim::bench::option_value(argc, argv, name, env, fallback));
 }
 
-/// Holds /dev/cpu_dma_latency at 0 while alive, as cyclictest does by default, so both
-/// measurements run with deep C-states disabled. Silently absent without permission.
-class dma_latency_guard {
- public:
-  dma_latency_guard() {
-    fd_ = ::open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
-    if (fd_ < 0) return;
-    const std::int32_t zero = 0;
-    if (::write(fd_, &zero, sizeof(zero)) != static_cast<ssize_t>(sizeof(zero))) {
-      ::close(fd_);
-      fd_ = -1;
-    }
-  }
-  dma_latency_guard(const dma_latency_guard&) = delete;
-  dma_latency_guard& operator=(const dma_latency_guard&) = delete;
-  ~dma_latency_guard() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  [[nodiscard]] bool active() const noexcept { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
-
-result summarise(const cosim::latency_histogram& h) {
+result summarise(const cosim::latency_histogram& h, int period_us) {
   result r;
   r.valid = h.count() > 0;
   r.samples = h.count();
+  // Bin i holds [i, i+1) us: later than the period means bins above period_us, plus the
+  // overflow bin.
+  for (std::size_t i = static_cast<std::size_t>(period_us) + 1; i < h.bin_count(); ++i)
+    r.late += h.bin(i);
+  r.late += h.overflow_count();
   r.min_us = h.min_us();
   r.p50_us = h.percentile_us(50);
   r.p99_us = h.percentile_us(99);
@@ -102,7 +83,7 @@ result run_ours(const options& opt) {
   // Sized for the whole run before the thread starts: no allocation in the loop.
   cosim::latency_histogram histogram;
   std::uint64_t overruns = 0;
-  const dma_latency_guard dma;
+  const cosim::cpu_latency_guard dma;
   const std::int64_t period_ns = static_cast<std::int64_t>(opt.period_us) * 1000;
   cosim::rt_thread thread({.name = "wakeup-bench", .cpu = opt.cpu, .priority = opt.priority}, [&] {
     cosim::prefault_stack(std::size_t{64} * 1024);
@@ -123,7 +104,7 @@ result run_ours(const options& opt) {
   });
   const cosim::rt_thread_grant grant = thread.grant();
   thread.join();
-  result r = summarise(histogram);
+  result r = summarise(histogram, opt.period_us);
   std::ostringstream note;
   note << "SCHED_FIFO " << grant.priority_granted << "/" << grant.priority_requested << ", CPU "
        << grant.cpu_granted << "/" << grant.cpu_requested << ", cpu_dma_latency=0 "
@@ -176,7 +157,7 @@ result run_cyclictest(const options& opt) {
   }
   // Overflowed samples are only known to be <= the maximum.
   for (long long i = 0; i < overflows; ++i) histogram.record_ns(max_us * 1000);
-  r = summarise(histogram);
+  r = summarise(histogram, opt.period_us);
   r.min_us = static_cast<double>(min_us);
   r.max_us = static_cast<double>(max_us);
   r.note = cmd.str().substr(0, cmd.str().size() - 5);  // without " 2>&1"
@@ -214,7 +195,7 @@ crane_result run_crane(const options& opt) {
     auto built = cosim::config::build(sc);
     cosim::threaded_options topt = cosim::config::make_threaded_options(sc, *built);
     topt.watchdog.max_overruns = 1'000'000;  // measure misses, do not stop on them
-    const dma_latency_guard dma;
+    const cosim::cpu_latency_guard dma;
     r.outcome = cosim::run_threaded(built->sys, built->plan, built->limits, sink, topt);
     r.ran = true;
   } catch (const std::exception& e) {
@@ -228,8 +209,9 @@ void print_row(const char* label, const result& r) {
     std::printf("  %-18s (no result)\n", label);
     return;
   }
-  std::printf("  %-18s %9llu %8.1f %8.1f %8.1f %9.1f\n", label,
-              static_cast<unsigned long long>(r.samples), r.min_us, r.p50_us, r.p99_us, r.max_us);
+  std::printf("  %-18s %9llu %8.1f %8.1f %8.1f %9.1f %6llu\n", label,
+              static_cast<unsigned long long>(r.samples), r.min_us, r.p50_us, r.p99_us, r.max_us,
+              static_cast<unsigned long long>(r.late));
 }
 
 }  // namespace
@@ -289,14 +271,17 @@ int run(int argc, char** argv) {
         static_cast<long long>(o.deadline_misses));
   }
 
-  std::printf("\n  %-18s %9s %8s %8s %8s %9s   (us)\n", "", "samples", "min", "p50", "p99", "max");
+  std::printf(
+      "\n  %-18s %9s %8s %8s %8s %9s %6s   (us; late: wake-ups later than a period,\n"
+      "  %-18s %9s %8s %8s %8s %9s %6s    for the crane: deadline overruns)\n",
+      "", "samples", "min", "p50", "p99", "max", "late", "", "", "", "", "", "", "");
   print_row("cosim rt_thread", ours);
   if (crane.ran)
     for (const auto& t : crane.outcome.threads)
-      std::printf("  %-18s %9lld %8s %8.1f %8.1f %9.1f   (CPU %d, SCHED_FIFO %d, overruns %lld)\n",
+      std::printf("  %-18s %9lld %8s %8.1f %8.1f %9.1f %6lld   (CPU %d, SCHED_FIFO %d)\n",
                   ("crane " + t.name).c_str(), static_cast<long long>(t.steps), "-",
-                  t.wakeup_p50_us, t.wakeup_p99_us, t.wakeup_max_us, t.cpu_granted,
-                  t.priority_granted, static_cast<long long>(t.overruns));
+                  t.wakeup_p50_us, t.wakeup_p99_us, t.wakeup_max_us,
+                  static_cast<long long>(t.overruns), t.cpu_granted, t.priority_granted);
   if (theirs.valid) {
     print_row("cyclictest", theirs);
     std::printf(

@@ -15,6 +15,15 @@ tools/scripts/install_deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build --target cosim cosim-device -j"$(nproc)"
 
+# What this machine can promise: a short `cosim doctor` (2 s wake-up test on every online
+# CPU at SCHED_FIFO 80, as the default scenario's threads). On a machine that is not set
+# up for hard real time, the run below may see deadline overruns; `cosim doctor` alone
+# lists what to change.
+if doctor="$(build/tools/cosim doctor --seconds 2 2>/dev/null)"; then
+  echo "cosim doctor: $(grep '^verdict: ' <<<"$doctor" | sed 's/^verdict: //')"
+  echo "  (details: build/tools/cosim doctor)"
+fi
+
 scenario="${COSIM_SCENARIO:-rt_config/scenarios/bench_udp.toml}"
 out="results/$(basename "$scenario" .toml)"
 mkdir -p "$out"
