@@ -1,5 +1,9 @@
 #include "cosim/rt_config/config_reader.hpp"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <sstream>
 
 namespace cosim::config {
@@ -45,6 +49,19 @@ std::vector<std::string> split_key(const std::string& key) {
 config_reader config_reader::from_file(const std::string& path) {
   config_reader r;
   r.file_ = path;
+  {
+    // toml++ reports an unreadable file as a parse error; say what really went wrong.
+    std::error_code ec;
+    const auto st = std::filesystem::status(path, ec);
+    COSIM_INPUT_CHECK(!ec && std::filesystem::exists(st), errc::io,
+                      path + ": cannot read scenario: no such file");
+    COSIM_INPUT_CHECK(!std::filesystem::is_directory(st), errc::io,
+                      path + ": cannot read scenario: is a directory");
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    COSIM_INPUT_CHECK(f != nullptr, errc::io,
+                      path + ": cannot read scenario: " + std::strerror(errno));
+    std::fclose(f);
+  }
   try {
     r.root_ = toml::parse_file(path);
   } catch (const toml::parse_error& e) {
@@ -99,6 +116,19 @@ void config_reader::apply_overrides(const std::vector<std::string>& sets) {
       parsed = toml::parse("v = " + text);
     } catch (const toml::parse_error&) {
       is_toml = false;
+    }
+    // Replacing a whole section by one value would only surface later as "missing key"
+    // errors far from the cause.
+    if (const toml::node* old = t->get(parts.back()); old != nullptr && old->is_table()) {
+      std::string inside;
+      for (const auto& [k, v] : *old->as_table()) {
+        inside = key + "." + std::string(k.str());
+        break;
+      }
+      throw error(errc::config_key,
+                  "--set " + kv + ": '" + key + "' is a table in " + file_ +
+                      ", not a value; set a key inside it" +
+                      (inside.empty() ? std::string() : ", e.g. --set " + inside + "=..."));
     }
     if (is_toml && parsed.get("v") != nullptr) {
       t->insert_or_assign(parts.back(), *parsed.get("v"));

@@ -8,8 +8,10 @@ namespace cosim::config {
 
 void read_realtime(config_reader& r, scenario& sc) {
   if (auto cap = r.opt_int("run.ring_capacity")) {
-    if (*cap < 4 || (*cap & (*cap - 1)) != 0)
-      r.fail("run.ring_capacity", "must be a power of two >= 4 (samples buffered per coupling)");
+    // The upper bound keeps every ring preallocated and locked in memory a few MiB at most.
+    if (*cap < 4 || *cap > 65536 || (*cap & (*cap - 1)) != 0)
+      r.fail("run.ring_capacity",
+             "must be a power of two from 4 to 65536 (samples buffered per coupling)");
     sc.rt.ring_capacity = static_cast<std::size_t>(*cap);
   }
   sc.rt.lock_memory = r.opt_bool("run.lock_memory").value_or(true);

@@ -27,6 +27,8 @@ void read_subsystem(config_reader& r, const subsystem_spec& spec, double H, subs
   const auto Hn = to_duration(H).count();
   if (auto step = r.opt_double(step_key)) {
     check_positive(r, step_key, *step);
+    if (*step > max_run_seconds)
+      r.fail(step_key, "must be at most " + format_double(max_run_seconds) + " s");
     const auto hn = to_duration(*step).count();
     if (hn <= 0) r.fail(step_key, "is below the 1 ns time resolution");
     if (!sc.non_matching && hn > Hn)
@@ -47,6 +49,16 @@ void read_subsystem(config_reader& r, const subsystem_spec& spec, double H, subs
       r.fail(step_key, "the default step " + format_double(sc.step) +
                            " s does not divide run.macro_step = " + format_double(H) + " s (set " +
                            step_key + ", or " + spec.name + ".non_matching = true)");
+  }
+  // A bounded macro step keeps every stop request answered promptly (time.hpp).
+  const auto hn = to_duration(sc.step).count();
+  if (hn > 0 && (Hn + hn - 1) / hn > max_substeps_per_macro_step) {
+    const std::string what = sc.step_set ? step_key : "run.macro_step";
+    r.fail(what, std::string(sc.step_set ? "" : "with the default ") + step_key + " = " +
+                     format_double(sc.step) + " s, one macro step of " + format_double(H) +
+                     " s takes " + format_double(static_cast<double>((Hn + hn - 1) / hn)) +
+                     " internal steps; at most " + std::to_string(max_substeps_per_macro_step) +
+                     " are allowed (choose a smaller run.macro_step or a larger " + step_key + ")");
   }
   sc.integrator = r.opt_string(spec.name + ".integrator").value_or(spec.integrators.front());
   check_choice(r, spec.name + ".integrator", sc.integrator, spec.integrators);
@@ -100,13 +112,21 @@ scenario read(config_reader& r) {
   check_choice(r, "run.mode", sc.run.mode, {"offline", "threaded", "realtime"});
   sc.run.duration = r.get_double("run.duration");
   check_positive(r, "run.duration", sc.run.duration);
+  if (sc.run.duration > max_run_seconds)
+    r.fail("run.duration", "must be at most " + format_double(max_run_seconds) +
+                               " s (simulation time is kept in integer nanoseconds)");
   if (!r.has("run.macro_step") && model->default_macro_step) {
     sc.run.macro_step = model->default_macro_step(sc);
   } else {
     sc.run.macro_step = r.get_double("run.macro_step");
   }
   check_positive(r, "run.macro_step", sc.run.macro_step);
-  if (to_duration(sc.run.macro_step).count() <= 0) r.fail("run.macro_step", "is below 1 ns");
+  if (sc.run.macro_step > sc.run.duration)
+    r.fail("run.macro_step", "is longer than run.duration = " + format_double(sc.run.duration) +
+                                 " s; a run needs at least one whole macro step (allowed: 1 ns "
+                                 "to run.duration)");
+  if (to_duration(sc.run.macro_step).count() <= 0)
+    r.fail("run.macro_step", "is below the 1 ns time resolution (allowed: 1 ns to run.duration)");
   sc.run.scheme = r.opt_string("run.scheme").value_or(sc.run.scheme);
   if (sc.run.scheme == "gauss_seidel") sc.run.scheme = "gauss-seidel";
   check_choice(r, "run.scheme", sc.run.scheme, {"jacobi", "gauss-seidel"});
@@ -172,6 +192,15 @@ scenario read(config_reader& r) {
     sc.safety.residual_power_limit = *v;
   }
   read_drivers(r, sc);  // before read_realtime: [threads.<driver>] may place a driver
+  if (sc.run.mode != "realtime")
+    for (const auto& d : sc.drivers)
+      if (d.direction == drivers::driver_direction::input)
+        r.fail("run.mode", "cannot run input driver drivers." + d.name +
+                               ": hardware input arrives in wall-clock time, and an " +
+                               sc.run.mode +
+                               " run would race ahead of it (or stall waiting); use "
+                               "run.mode = \"realtime\", or remove [drivers." +
+                               d.name + "] and give the input a signal source");
   read_realtime(r, sc);
   r.check_all_read();
   return sc;

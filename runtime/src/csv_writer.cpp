@@ -9,22 +9,33 @@
 namespace cosim {
 
 csv_writer::csv_writer(const std::string& path, std::int64_t flush_every)
-    : path_(path), flush_every_(flush_every) {
-  file_ = std::fopen(path.c_str(), "w");
-  COSIM_INPUT_CHECK(file_ != nullptr, errc::io,
-                    "cannot open " + path + " for writing: " + std::strerror(errno));
-  std::setvbuf(file_, nullptr, _IOFBF, 1 << 16);
-}
+    : path_(path), flush_every_(flush_every) {}
 
 csv_writer::~csv_writer() {
   if (file_ != nullptr) std::fclose(file_);
 }
 
+void csv_writer::fail() noexcept {
+  if (!failed_) errno_ = errno;
+  failed_ = true;
+}
+
+std::string csv_writer::failure() const {
+  if (!failed_) return {};
+  return "error writing " + path_ + ": " +
+         (errno_ != 0 ? std::strerror(errno_) : "value not representable");
+}
+
 void csv_writer::begin(std::span<const std::string> columns) {
+  file_ = std::fopen(path_.c_str(), "w");
+  COSIM_INPUT_CHECK(file_ != nullptr, errc::io,
+                    "cannot open " + path_ + " for writing: " + std::strerror(errno));
+  std::setvbuf(file_, nullptr, _IOFBF, 1 << 16);
   std::string header;
   for (const auto& c : columns) header += (header.empty() ? "" : ",") + c;
   header += '\n';
-  if (std::fputs(header.c_str(), file_) < 0) failed_ = true;
+  errno = 0;
+  if (std::fputs(header.c_str(), file_) < 0) fail();
 }
 
 void csv_writer::write(std::span<const double> row) noexcept {
@@ -34,7 +45,8 @@ void csv_writer::write(std::span<const double> row) noexcept {
     if (i != 0) *p++ = ',';
     const auto r = std::to_chars(p, end, row[i]);
     if (r.ec != std::errc{}) {
-      failed_ = true;
+      errno = 0;
+      fail();
       return;
     }
     p = r.ptr;
@@ -42,14 +54,13 @@ void csv_writer::write(std::span<const double> row) noexcept {
   *p++ = '\n';
   if (std::fwrite(line_, 1, static_cast<std::size_t>(p - line_), file_) !=
       static_cast<std::size_t>(p - line_))
-    failed_ = true;
-  if (++rows_ % flush_every_ == 0) std::fflush(file_);
+    fail();
+  if (++rows_ % flush_every_ == 0 && std::fflush(file_) != 0) fail();
 }
 
 void csv_writer::end() {
   if (file_ == nullptr) return;
-  if (std::fflush(file_) != 0) failed_ = true;
-  COSIM_INPUT_CHECK(!failed_, errc::io, "error writing " + path_);
+  if (std::fflush(file_) != 0) fail();
 }
 
 }  // namespace cosim

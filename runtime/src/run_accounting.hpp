@@ -55,6 +55,11 @@ class run_accounting {
       std::copy(row_.begin(), row_.end(), last_good_.begin());
       pending_ = true;
     }
+    if (sink_.failed()) {
+      out.status = run_status::error;
+      out.stop_reason = "output_error";
+      return false;
+    }
     if (tripped_energy || tripped_power) {
       out.status = run_status::safety_stop;
       out.stop_reason = tripped_energy ? "energy_residual" : "residual_power";

@@ -51,6 +51,9 @@ std::string keys_help();
 
 /// The process-wide stop flag set by SIGINT/SIGTERM.
 std::atomic<bool>& operator_stop_flag() noexcept;
+/// SIGINT, SIGTERM and SIGHUP set the flag (and remember which signal it was).
 void install_signal_handlers();
+/// "stop requested by the operator (SIGHUP)" for the last signal received.
+std::string operator_stop_message();
 
 }  // namespace cosim::cli

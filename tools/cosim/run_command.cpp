@@ -11,6 +11,7 @@
 #include "cosim/runtime/error.hpp"
 #include "cosim/runtime/json_writer.hpp"
 #include "cosim/runtime/threaded_executor.hpp"
+#include "results_folder.hpp"
 
 namespace cosim::cli {
 
@@ -23,22 +24,34 @@ std::atomic<bool>& operator_stop_flag() noexcept {
 
 namespace {
 
-extern "C" void on_stop_signal(int /*sig*/) {
-  // Only an atomic store: async-signal-safe.
+std::atomic<int>& last_signal() noexcept {
+  static std::atomic<int> sig{0};
+  return sig;
+}
+
+extern "C" void on_stop_signal(int sig) {
+  // Only atomic stores: async-signal-safe.
+  last_signal().store(sig, std::memory_order_relaxed);
   operator_stop_flag().store(true, std::memory_order_relaxed);
 }
 
-void write_file_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    COSIM_INPUT_CHECK(out.good(), errc::io, "cannot write " + tmp.string());
-    out << text;
-    out.flush();
-    COSIM_INPUT_CHECK(out.good(), errc::io, "error writing " + tmp.string());
+/// Tells the executor that the run has started (its results are about to be written):
+/// the moment the earlier run's files may be replaced.
+class starting_sink final : public row_sink {
+ public:
+  starting_sink(row_sink& inner, results_folder& folder) : inner_(inner), folder_(folder) {}
+  void begin(std::span<const std::string> columns) override {
+    folder_.start_run();
+    inner_.begin(columns);
   }
-  fs::rename(tmp, path);
-}
+  void write(std::span<const double> row) noexcept override { inner_.write(row); }
+  void end() override { inner_.end(); }
+  [[nodiscard]] bool failed() const noexcept override { return inner_.failed(); }
+
+ private:
+  row_sink& inner_;
+  results_folder& folder_;
+};
 
 std::string summary_json(const config::scenario& sc, const run_outcome& o,
                          const std::string& results_csv,
@@ -116,8 +129,18 @@ void install_signal_handlers() {
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  // SIGHUP: a dropped ssh session must end the run in order, not kill it without summary.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+}
+
+std::string operator_stop_message() {
+  const int sig = last_signal().load(std::memory_order_relaxed);
+  const char* name = sig == SIGINT    ? "SIGINT"
+                     : sig == SIGTERM ? "SIGTERM"
+                     : sig == SIGHUP  ? "SIGHUP"
+                                      : nullptr;
+  if (name == nullptr) return "stop requested by the operator";
+  return std::string("stop requested by the operator (") + name + ")";
 }
 
 int exit_code(const run_outcome& o) noexcept {
@@ -135,37 +158,39 @@ int exit_code(const run_outcome& o) noexcept {
 
 run_report run_scenario(const run_request& req, const std::atomic<bool>* stop_request) {
   run_report rep;
+  // Everything that can be checked is checked before the results folder is touched.
   rep.sc = config::load_scenario(req.scenario, req.sets);
   auto built = config::build(rep.sc);
 
-  const fs::path dir = req.out_dir;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  COSIM_INPUT_CHECK(!ec, errc::io,
-                    "cannot create output directory " + dir.string() + ": " + ec.message());
-  const fs::path csv = dir / "results.csv";
-  const fs::path summary = dir / "summary.json";
-  // A stale summary next to new, partial results would look like a finished run.
-  fs::remove(summary, ec);
-  rep.results_csv = csv.string();
-  rep.summary_json = summary.string();
+  results_folder folder(req.out_dir);  // exclusive until this run ends
+  rep.results_csv = folder.file("results.csv").string();
+  rep.summary_json = folder.file("summary.json").string();
 
   csv_writer writer(rep.results_csv);
+  starting_sink sink(writer, folder);
   // UDP drivers (issue 4): I/O threads run around the run; the executor watches a flag
   // that combines the operator's stop request with the drivers' stale-input stop.
   drivers::driver_session session(built->sys, stop_request);
   const std::atomic<bool>* stop = session.empty() ? stop_request : session.stop_flag();
   if (rep.sc.run.mode == "offline") {
-    rep.outcome = run_offline(built->sys, built->plan, built->limits, writer, stop);
+    rep.outcome = run_offline(built->sys, built->plan, built->limits, sink, stop);
   } else {
     threaded_options opt = config::make_threaded_options(rep.sc, *built);
-    if (rep.sc.rt.timing_csv) opt.timing_csv = (dir / "timing.csv").string();
-    rep.outcome = run_threaded(built->sys, built->plan, built->limits, writer, opt, stop);
+    if (rep.sc.rt.timing_csv) opt.timing_csv = folder.file("timing.csv").string();
+    rep.outcome = run_threaded(built->sys, built->plan, built->limits, sink, opt, stop);
     for (const auto& w : rep.outcome.warnings)
       std::fprintf(stderr, "cosim: WARNING: %s\n", w.c_str());
   }
   session.finish(rep.outcome);  // fail-safe output unless completed; stale_input reason
-  write_file_atomically(summary, summary_json(rep.sc, rep.outcome, rep.results_csv, &session));
+  if (rep.outcome.stop_reason == "operator_signal") rep.outcome.message = operator_stop_message();
+  // A run whose results could not be stored (full disk, file size limit) is not a finished
+  // run: no summary.json marks it; the message says where it stopped and why.
+  COSIM_INPUT_CHECK(!writer.failed(), errc::io,
+                    writer.failure() +
+                        "; the run stopped at t = " + format_double(rep.outcome.stop_time_s) +
+                        " s; rows written before the failure are kept, no summary.json");
+  folder.write_atomically("summary.json",
+                          summary_json(rep.sc, rep.outcome, rep.results_csv, &session));
   return rep;
 }
 

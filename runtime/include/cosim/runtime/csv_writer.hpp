@@ -12,21 +12,32 @@ namespace cosim {
 
 class csv_writer final : public row_sink {
  public:
-  /// Opens (truncates) the file; throws cosim::error (io) naming the path on failure.
+  /// Remembers the path only: the file is created (truncated) by begin(), once the
+  /// executor has validated and allocated everything, so a run that fails to start never
+  /// touches an earlier run's results.
   explicit csv_writer(const std::string& path, std::int64_t flush_every = 1000);
   ~csv_writer() override;
 
+  /// Opens the file and writes the header; throws cosim::error (io) naming the path.
   void begin(std::span<const std::string> columns) override;
   void write(std::span<const double> row) noexcept override;
+  /// Flushes. Never throws: a failed write (full disk, file size limit) shows in failed()
+  /// and failure(), so the caller can still report the run that produced the rows.
   void end() override;
-  [[nodiscard]] bool failed() const noexcept { return failed_; }
+  [[nodiscard]] bool failed() const noexcept override { return failed_; }
+  [[nodiscard]] bool opened() const noexcept { return file_ != nullptr; }
+  /// "error writing PATH: REASON" after a failure, else empty.
+  [[nodiscard]] std::string failure() const;
 
  private:
+  void fail() noexcept;
+
   std::string path_;
   std::FILE* file_ = nullptr;
   std::int64_t flush_every_;
   std::int64_t rows_ = 0;
   bool failed_ = false;
+  int errno_ = 0;  // first OS error seen
   char line_[4096];
 };
 

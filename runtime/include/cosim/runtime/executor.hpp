@@ -86,6 +86,9 @@ class row_sink {
   virtual void begin(std::span<const std::string> columns) = 0;
   virtual void write(std::span<const double> row) noexcept = 0;
   virtual void end() = 0;
+  /// True once a row could not be stored (full disk, ...): the run stops with status
+  /// error and stop_reason output_error rather than compute results nobody keeps.
+  [[nodiscard]] virtual bool failed() const noexcept { return false; }
 };
 
 /// Column names of a run: t, the system's probes, then the energy-residual columns.
