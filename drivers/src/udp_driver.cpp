@@ -98,15 +98,21 @@ void udp_input_driver::on_datagram(std::span<const std::byte> data, const sockad
     rejected_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  // 2. Framing: size, magic, version, type, length, CRC; then the expected type and size.
+  // 2. Framing: size, magic, version, type, length, CRC; then the expected type and
+  // exactly the configured channel count: a sender with more or fewer channels is
+  // configured for another mapping, so none of its channels can be trusted.
   bench_message m{};
   if (decode(data, m) != decode_status::ok) {
     malformed_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   if (m.type == message_type::heartbeat) return;  // liveness only
-  if (m.type != cfg_.type || m.channel_count < cfg_.channels.size()) {
+  if (m.type != cfg_.type) {
     malformed_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (m.channel_count != cfg_.channels.size()) {
+    wrong_count_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   for (std::size_t i = 0; i < cfg_.channels.size(); ++i) {
@@ -205,6 +211,7 @@ driver_stats udp_input_driver::stats() const {
   s.duplicates = dup_.load();
   s.out_of_order = ooo_.load();
   s.malformed = malformed_.load();
+  s.wrong_channel_count = wrong_count_.load();
   s.rejected_source = rejected_.load();
   s.clamped = clamped_.load();
   s.stale_events = stale_events_.load();
@@ -345,6 +352,7 @@ void driver_session::write_json(json_writer& j) const {
     j.key("duplicates").value(static_cast<std::int64_t>(s.duplicates));
     j.key("out_of_order").value(static_cast<std::int64_t>(s.out_of_order));
     j.key("malformed").value(static_cast<std::int64_t>(s.malformed));
+    j.key("wrong_channel_count").value(static_cast<std::int64_t>(s.wrong_channel_count));
     j.key("rejected_source").value(static_cast<std::int64_t>(s.rejected_source));
     j.key("clamped").value(static_cast<std::int64_t>(s.clamped));
     j.key("stale_events").value(static_cast<std::int64_t>(s.stale_events));

@@ -11,12 +11,15 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cosim/drivers/udp_driver.hpp"
 #include "cosim/runtime/error.hpp"
+#include "cosim/runtime/json_writer.hpp"
+#include "cosim/runtime/system.hpp"
 #include "udp_test_support.hpp"
 
 namespace {
@@ -62,6 +65,41 @@ TEST(UdpInputDriver, DeliversNewestValueAndCountsHygiene) {
   EXPECT_EQ(d->output(0), 1.0);
   EXPECT_FALSE(stop.load());
   d->stop();
+}
+
+// PROTOCOL.md, "Receiving side", check 4: from an allowlisted peer (so only the count can
+// reject it), a command with more channels than configured is not used, not even channel 0,
+// and neither is one with fewer; both count as wrong_channel_count in summary.json.
+TEST(UdpInputDriver, RejectsAnyOtherChannelCountFromAnAllowedPeer) {
+  test_socket peer;
+  cosim::system sys;
+  sys.add(make_driver(input_config(peer)));  // one channel, kappa in [0, 1]
+  const std::vector<udp_driver*> found = find_drivers(sys);
+  ASSERT_EQ(found.size(), 1U);
+  udp_driver* d = found[0];
+  driver_session session(sys, nullptr);  // starts the I/O thread
+  const std::uint16_t port = d->local_port();
+  peer.send(message_type::command, 1, {0.9, 0.1}, port);  // one channel too many
+  peer.send(message_type::command, 2, {}, port);          // none
+  peer.send(message_type::command, 3, {0.5}, port);       // as configured
+  ASSERT_TRUE(eventually([&] {
+    const auto s = d->stats();
+    return s.received + s.wrong_channel_count + s.malformed == 3;
+  }));
+  const driver_stats s = d->stats();
+  EXPECT_EQ(s.wrong_channel_count, 2U);
+  EXPECT_EQ(s.received, 1U);
+  EXPECT_EQ(s.malformed, 0U);
+  EXPECT_EQ(s.rejected_source, 0U);
+  EXPECT_EQ(s.lost, 0U);  // rejected datagrams never reach the sequence tracker
+  d->update_outputs(cosim::time_point{});
+  EXPECT_EQ(d->output(0), 0.5);
+  cosim::json_writer j;
+  j.begin_object();
+  session.write_json(j);
+  j.end_object();
+  EXPECT_TRUE(std::regex_search(j.str(), std::regex("\"wrong_channel_count\":\\s*2\\b")))
+      << j.str();
 }
 
 TEST(UdpInputDriver, StaleHoldsThenStops) {
