@@ -111,7 +111,7 @@ void run_one(const sweep_plan& plan, std::size_t i, sweep_row& row) {
       std::vector<double> times;
       for (const auto& r : res.rows) times.push_back(r[0]);
       const csv_table ref = oscillator_reference_table(*def, times);
-      for (const auto& d : compare(ref, res, plan.columns)) {
+      for (const auto& d : compare(ref, res, plan.columns, overlap_only_rules)) {
         row.max_abs.push_back(d.max_abs);
         row.rms.push_back(d.rms);
       }
@@ -120,7 +120,7 @@ void run_one(const sweep_plan& plan, std::size_t i, sweep_row& row) {
       row.energy = e.energy;
     } else if (plan.reference_file) {
       // The reference interpolated to this run's rows.
-      for (const auto& d : compare(*plan.reference_file, res, plan.columns)) {
+      for (const auto& d : compare(*plan.reference_file, res, plan.columns, overlap_only_rules)) {
         row.max_abs.push_back(d.samples > 0 ? d.max_abs : std::nan(""));
         row.rms.push_back(d.samples > 0 ? d.rms : std::nan(""));
       }
