@@ -46,8 +46,11 @@ command add_reference_command(CLI::App& app);
 command add_sweep_command(CLI::App& app);
 command add_doctor_command(CLI::App& app);  // doctor_command.cpp (doctor.hpp)
 
-/// Text listing every --set key (for help footers).
+/// Text listing every --set key (for help footers); keys_command.cpp.
 std::string keys_help();
+/// The same keys as a Markdown table (README.md's key table).
+std::string keys_markdown();
+command add_keys_command(CLI::App& app);
 
 /// The process-wide stop flag set by SIGINT/SIGTERM.
 std::atomic<bool>& operator_stop_flag() noexcept;

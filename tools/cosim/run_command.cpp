@@ -194,16 +194,6 @@ run_report run_scenario(const run_request& req, const std::atomic<bool>* stop_re
   return rep;
 }
 
-std::string keys_help() {
-  std::string s = "Keys accepted by --set (README.md lists them too):\n";
-  for (const auto& k : config::documented_keys()) {
-    s += "  " + k.key;
-    s.append(k.key.size() < 32 ? 32 - k.key.size() : 1, ' ');
-    s += k.doc + "\n";
-  }
-  return s;
-}
-
 command add_run_command(CLI::App& app) {
   auto req = std::make_shared<run_request>();
   auto* run = app.add_subcommand(
