@@ -136,6 +136,11 @@ TEST(DeviceCli, CommandLineErrorsExitTwoLikeCosim) {
   EXPECT_EQ(device(dir, "valve --listen 127.0.0.1:0 --bogus").code, 2);  // unknown option
   EXPECT_EQ(device(dir, "joystick --to nowhere --manoeuvre M1").code, 2);
   EXPECT_EQ(device(dir, "--help").code, 0);
+  // An unknown manoeuvre lists every choice, hold included.
+  const result m = device(dir, "joystick --to 127.0.0.1:9 --manoeuvre M3 --duration 0.2");
+  EXPECT_EQ(m.code, 2);
+  EXPECT_TRUE(contains(m.err, "--manoeuvre M3: no such manoeuvre")) << m.err;
+  EXPECT_TRUE(contains(m.err, "M1, M2, hold or a t,kappa CSV file")) << m.err;
   // A send delay of a period or more would fall into the next period.
   const result j = device(dir, joystick + "--rate 1000 --jitter-us 1000 --duration 0.2");
   EXPECT_EQ(j.code, 2);

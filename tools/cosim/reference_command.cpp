@@ -59,7 +59,9 @@ int run_crane(const reference_request& q) {
   crane::manoeuvre_kind kind{};
   COSIM_INPUT_CHECK(
       crane::parse_manoeuvre(q.manoeuvre, kind) && kind != crane::manoeuvre_kind::hold,
-      errc::config_value, "--manoeuvre " + q.manoeuvre + ": must be M1 or M2");
+      errc::config_value,
+      "--manoeuvre " + q.manoeuvre +
+          ": must be M1 or M2 (hold needs no reference: it is the equilibrium)");
   o.manoeuvre = kind;
   if (!std::isnan(q.step)) o.step = q.step;
   if (!std::isnan(q.duration)) o.duration = q.duration;

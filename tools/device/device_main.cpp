@@ -143,7 +143,10 @@ struct table_signal {
 
 table_signal read_table(const std::string& path) {
   std::ifstream in(path);
-  if (!in) die("--manoeuvre " + path + ": cannot open (expected M1, M2 or a t,kappa CSV file)");
+  if (!in)
+    die("--manoeuvre " + path +
+        ": no such manoeuvre and cannot open it as a file (expected M1, M2, hold or a t,kappa CSV "
+        "file)");
   table_signal s;
   std::string line;
   int line_no = 0;
