@@ -249,10 +249,12 @@ void rt_log_limiter::summarise(rt_event_code code, code_state& st, std::int64_t 
     default:
       break;
   }
-  out.push_back(
-      {code, fmt::format("{} since the last report: {} (t_sim {} s to {} s{}{})", plural(code),
-                         per_channel, format_sim_seconds(st.first_tick),
-                         format_sim_seconds(st.last_tick), worst.empty() ? "" : "; ", worst)});
+  const std::string span = st.first_tick == st.last_tick
+                               ? "at t_sim " + format_sim_seconds(st.first_tick) + " s"
+                               : "t_sim " + format_sim_seconds(st.first_tick) + " s to " +
+                                     format_sim_seconds(st.last_tick) + " s";
+  out.push_back({code, fmt::format("{} since the last report: {} ({}{}{})", plural(code),
+                                   per_channel, span, worst.empty() ? "" : "; ", worst)});
   for (auto& c : st.counts) c.second = 0;
   st.pending = 0;
   st.last_line_ns = now_ns;
