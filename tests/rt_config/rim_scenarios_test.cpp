@@ -138,7 +138,7 @@ TEST(RimScenarios, SingleActuatorRimAtLeastAsAccurateAsDirectAt10ms) {
 
 TEST(RimScenarios, DirectInterfaceKeepsTheEstablishedStabilityLimit) {
   // The direct interface of the crane model is unchanged by the RIM option: stable at
-  // 14 ms, unstable at 16 ms (BENCHMARK_NOTES.md: f-s M1 on the verge at 15 ms).
+  // 14 ms, unstable at 16 ms (003 Sect. 5: f-s M1 on the verge of instability at 15 ms).
   EXPECT_LT(deviation("crane_m1_fs.toml", {H(0.014)}, "s"), 0.010);
   EXPECT_GT(deviation("crane_m1_fs.toml", {H(0.016)}, "s"), stable_band);
 }
@@ -168,7 +168,7 @@ TEST(RimScenarios, DoubleActuatorResultsColumnsAndInitialState) {
   EXPECT_NEAR(tr.s.front(), 0.45435, 5e-6);  // 001 Table 3
 }
 
-// ---- Beyond the papers (issue 6 stretch targets) ---------------------------------------
+// ---- Beyond the papers (crane_m1_best / crane_m2_best, docs/coupling.md) ---------------
 
 TEST(RimScenarios, BestScenariosMeetTheStretchTargets) {
   // Targets: M1 within 2 mm of the reference at H = 100 ms, M2 within 2 mm at H = 50 ms.

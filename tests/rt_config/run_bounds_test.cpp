@@ -1,6 +1,5 @@
-// Issue 9: inputs that used to hang the program, fail after start-up or answer with a
-// message that named nothing are rejected while reading, naming file, key, value and the
-// allowed range.
+// Inputs that used to hang the program, fail after start-up or answer with a message that
+// named nothing are rejected while reading, naming file, key, value and the allowed range.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>

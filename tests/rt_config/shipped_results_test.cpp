@@ -1,5 +1,5 @@
-// Regression guard for refactoring (issue 10: "every shipped offline scenario gives the same
-// results.csv as before the change, byte for byte"). The hashes below are of results.csv as
+// Regression guard for refactoring: every shipped offline scenario gives the same
+// results.csv as before the change, byte for byte. The hashes below are of results.csv as
 // produced by the release of 95049ee, whose crane results were validated against paper 003
 // and the monolithic reference (crane_benchmark_test.cpp, monolithic_agreement_test.cpp) and
 // whose oscillators against their closed forms (oscillator_scenarios_test.cpp). This test

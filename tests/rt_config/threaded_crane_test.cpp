@@ -1,7 +1,7 @@
-// Issue 3 on the crane benchmark: threaded equals offline byte for byte on every crane
-// and oscillator scenario, the energy-residual safety stop fires before the unstable
-// runs drift 5 mm from the reference, a short realtime run equals offline when it meets
-// its deadlines, and impossible placements are rejected before any thread starts.
+// The threaded executors on the crane benchmark: threaded equals offline byte for byte on
+// every crane and oscillator scenario, the energy-residual safety stop fires before the
+// unstable runs drift 5 mm from the reference, a short realtime run equals offline when it
+// meets its deadlines, and impossible placements are rejected before any thread starts.
 #include <gtest/gtest.h>
 
 #include <algorithm>

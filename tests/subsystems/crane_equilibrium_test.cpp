@@ -41,7 +41,7 @@ TEST(CraneEquilibrium, ForceAndLengthMatchTheHandComputation) {
   //   ds1/dth1 = (dx (-L/2 sin th1) + dy (L/2 cos th1)) / s1 = sqrt3/4.
   // Statics with q' = 0 (second row: f2 = -g Lh mh cos 270deg = 0):
   //   f_h ds1/dth1 = g L (m/2 + mp + mh) cos th1 = 9.81 * 450 * sqrt3/2
-  //   f_h = 2 * 9.81 * 450 = 8829 N exactly (the erratum form of BENCHMARK_NOTES.md; the
+  //   f_h = 2 * 9.81 * 450 = 8829 N exactly (the erratum form in docs/coupling.md; the
   //   printed 003 Eq. (2) would give ~5.4 kN).
   const mechanical_params mp;
   const actuator_kinematics k = actuator1(mp, mp.theta1_0);

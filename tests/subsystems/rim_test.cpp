@@ -96,8 +96,9 @@ independent_rim independent(const mechanical_params& p, const Vector2d& q, const
 // ---- Effective mass and force ---------------------------------------------------------
 
 TEST(RimCrane, ActuatorTwoKinematicsMatchGeometry) {
-  // BENCHMARK_NOTES.md: s2^2 = L^2/4 + Lh^2/4 + (L Lh/2) cos(th1 - th2); at q0 (th1 = pi/6,
-  // th2 = 3 pi/2, cos(th1 - th2) = -1/2): s2 = sqrt(0.25 + 0.0625 - 0.125) m.
+  // 001 Eq. (33) with its missing parentheses restored (docs/coupling.md):
+  // s2^2 = L^2/4 + Lh^2/4 + (L Lh/2) cos(th1 - th2); at q0 (th1 = pi/6, th2 = 3 pi/2,
+  // cos(th1 - th2) = -1/2): s2 = sqrt(0.25 + 0.0625 - 0.125) m.
   const mechanical_params p;
   EXPECT_NEAR(actuator2(p, p.theta1_0, p.theta2_0).s, std::sqrt(0.1875), 1e-15);
   const Vector2d q{0.9, -1.1};

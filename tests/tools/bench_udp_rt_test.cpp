@@ -1,4 +1,4 @@
-// End to end on loopback (issue 4): rt_config/scenarios/bench_udp.toml in realtime mode,
+// End to end on loopback (docs/drivers.md): rt_config/scenarios/bench_udp.toml in realtime mode,
 // kappa from `cosim-device joystick` over UDP, valve commands to `cosim-device valve`.
 // Compared with the internal-kappa scenario crane_m1_fs.toml (offline).
 // Ports are derived from the PID so parallel runs do not collide. The devices run until

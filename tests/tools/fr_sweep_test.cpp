@@ -12,7 +12,7 @@
 //  - damping reduces the position error (004 Sect. 3.4, Fig. 10: zeta = 0.5 about an order
 //    of magnitude).
 // Our runtime communicates at the slow step (H = h2 = FR x 10 ms) rather than at every
-// fast step, so the numbers differ from Fig. 8; see docs/issue5_notes.md.
+// fast step, so the numbers differ from Fig. 8; see docs/coupling.md, "Multirate options".
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Results folders are transactional and every stop is orderly (issue 9): one run per
+// Results folders are transactional and every stop is orderly (docs/results.md): one run per
 // --out folder, an earlier run untouched until a new one has started, a finished run marked
 // only by summary.json, SIGINT/SIGTERM/SIGHUP ending the run with its rows and a summary.
 #include <gtest/gtest.h>

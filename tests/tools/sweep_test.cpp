@@ -163,8 +163,8 @@ TEST(Sweep, DivergedRunIsReportedWithExitCode1) {
 }
 
 TEST(Sweep, EqualValuesRunIntoFoldersOfTheirOwn) {
-  // Three runs of one value at once once wrote into one folder (issue 9): rows mixed or
-  // errors. Each needs its own complete results: 1 s every 0.01 s = 101 rows.
+  // Three runs of one value at once once wrote into one folder: rows mixed or errors. Each
+  // needs its own complete results: 1 s every 0.01 s = 101 rows.
   temp_dir dir;
   const auto r = cosim_cli({"sweep", scenarios + "oscillator2_fd_case1.toml", "--key",
                             "run.macro_step", "--values", "1e-3,1e-3,1e-3", "--set",
@@ -351,7 +351,7 @@ TEST(Reference, NonlinearUsesFineRk4AndCraneKeepsThePaperEquilibrium) {
   const auto m1 = cosim::cli::read_csv(dir / "m1.csv");
   EXPECT_EQ(m1.columns, (std::vector<std::string>{"t", "kappa", "s", "sd", "p1", "p2", "fh"}));
   ASSERT_EQ(m1.rows.size(), 6u);
-  // 003 Sect. 1.3 / BENCHMARK_NOTES.md: p1 = 3.1708 MPa, p2 = 4.5292 MPa, kappa0 = 0.4543,
+  // 003 Sect. 1.3: p1 = 3.1708 MPa, p2 = 4.5292 MPa, kappa0 = 0.4543,
   // f_h = 8829 N at s1 = 0.5 m; M1 holds kappa0 until t_a = 2 s.
   EXPECT_NEAR(m1.rows[0][4], 3.1708e6, 50.0);
   EXPECT_NEAR(m1.rows[0][5], 4.5292e6, 50.0);

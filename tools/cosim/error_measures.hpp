@@ -1,5 +1,5 @@
 #pragma once
-// Error measures against a reference solution (issue 5 "Ground truth"):
+// Error measures against a reference solution (cosim compare, cosim sweep; docs/tools.md):
 //  - max and RMS differences per column (csv_table.hpp: compare());
 //  - the position error of 004 Eq. (7),
 //      dx = (FR/N) sqrt( (1/n) sum_i ((x_i - x_i^exact) / x_rms)^2 ),

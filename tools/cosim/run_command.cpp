@@ -116,7 +116,7 @@ std::string summary_json(const config::scenario& sc, const run_outcome& o,
     for (const auto& w : o.warnings) j.value(w);
     j.end_array();
   }
-  if (session != nullptr && !session->empty()) session->write_json(j);  // issue 4
+  if (session != nullptr && !session->empty()) session->write_json(j);  // UDP driver counters
   j.key("results").value(results_csv);
   j.key("config").raw(config::to_json(sc));
   j.end_object();
@@ -168,7 +168,7 @@ run_report run_scenario(const run_request& req, const std::atomic<bool>* stop_re
 
   csv_writer writer(rep.results_csv);
   starting_sink sink(writer, folder);
-  // UDP drivers (issue 4): I/O threads run around the run; the executor watches a flag
+  // UDP drivers: I/O threads run around the run; the executor watches a flag
   // that combines the operator's stop request with the drivers' stale-input stop.
   drivers::driver_session session(built->sys, stop_request);
   const std::atomic<bool>* stop = session.empty() ? stop_request : session.stop_flag();

@@ -1,5 +1,5 @@
 #pragma once
-// UDP driver subsystems (issue 4).
+// UDP driver subsystems (user guide: docs/drivers.md; wire format: drivers/PROTOCOL.md).
 //
 //  - udp_input_driver: a remote device's channels appear as this subsystem's outputs.
 //    The I/O thread receives, applies hygiene (allowlist, decode status, sequence
@@ -7,8 +7,8 @@
 //    subsystem's update_outputs (real-time thread) only reads that slot, never a socket.
 //    No fresh packet for stale_after: the last value is held and a stale event counted;
 //    for stop_after: the shared stop flag is raised (stop reason stale_input).
-//  - udp_output_driver: its inputs are sent once per macro step. update_outputs pushes an
-//    encoded datagram into an SPSC ring and wakes the I/O thread, which sends it.
+//  - udp_output_driver: its inputs are sent once per macro step. update_outputs pushes the
+//    channel values into an SPSC ring and wakes the I/O thread, which encodes and sends them.
 //    send_safe() sends every channel's safe_value safe_repeats times.
 //
 // driver_session starts every driver found in a system around a run and produces the

@@ -1,5 +1,6 @@
 #pragma once
-// [drivers.<name>] sections: UDP driver subsystems (issue 4). Defined in driver_config.cpp.
+// [drivers.<name>] sections: UDP driver subsystems (docs/drivers.md). Defined in
+// driver_config.cpp.
 #include "cosim/rt_config/config_reader.hpp"
 #include "cosim/rt_config/scenario.hpp"
 
