@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+
+#include <spdlog/spdlog.h>
 #include <fstream>
 
 #include "commands.hpp"
@@ -178,8 +180,8 @@ run_report run_scenario(const run_request& req, const std::atomic<bool>* stop_re
     threaded_options opt = config::make_threaded_options(rep.sc, *built);
     if (rep.sc.rt.timing_csv) opt.timing_csv = folder.file("timing.csv").string();
     rep.outcome = run_threaded(built->sys, built->plan, built->limits, sink, opt, stop);
-    for (const auto& w : rep.outcome.warnings)
-      std::fprintf(stderr, "cosim: WARNING: %s\n", w.c_str());
+    // Through the runtime log, so --log-level / --quiet apply (summary.json keeps them).
+    for (const auto& w : rep.outcome.warnings) spdlog::warn("{}", w);
   }
   session.finish(rep.outcome);  // fail-safe output unless completed; stale_input reason
   if (rep.outcome.stop_reason == "operator_signal") rep.outcome.message = operator_stop_message();
