@@ -245,7 +245,8 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
   run_outcome out;
   out.mode = opt.realtime ? "realtime" : "threaded";
 
-  // Start-up order (ARCHITECTURE.md): config check -> mlockall -> allocate -> threads.
+  // Start-up order: config check -> mlockall -> allocate -> threads (no page fault or
+  // allocation once the real-time threads run).
   if (opt.lock_memory) {
     std::string why;
     out.memory_locked = lock_memory(why);
