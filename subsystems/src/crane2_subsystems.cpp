@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "cosim/subsystems/trapezoidal_newton.hpp"
+
 namespace cosim::crane {
 
 crane2_multibody::crane2_multibody(std::string name, mechanical_params mp,
@@ -90,29 +92,10 @@ bool crane2_multibody::do_step(time_point t, duration h) noexcept {
     qd_ += hs * qdd;  // 001 Eq. (38)
     q_ += hs * qd_;
   } else {
-    // Trapezoidal rule; Newton on qd_{k+1} with a finite-difference 2x2 Jacobian.
-    const time_point t1 = t + h;
-    const vec2 a0 = accelerations(q_, qd_, t);
-    auto residual = [&](const vec2& v1) {
-      const vec2 q1 = q_ + 0.5 * hs * (qd_ + v1);
-      return vec2(v1 - qd_ - 0.5 * hs * (a0 + accelerations(q1, v1, t1)));
-    };
-    vec2 v = qd_ + hs * a0;
-    for (int it = 0; it < 8; ++it) {
-      const vec2 r = residual(v);
-      mat2 Jr;
-      for (int j = 0; j < 2; ++j) {
-        vec2 vp = v;
-        const double dv = 1e-7 * (1.0 + std::abs(v[j]));
-        vp[j] += dv;
-        Jr.col(j) = (residual(vp) - r) / dv;
-      }
-      const vec2 dvv = Jr.inverse() * r;
-      v -= dvv;
-      if (dvv.norm() <= 1e-12 * (1.0 + v.norm())) break;
-    }
-    q_ += 0.5 * hs * (qd_ + v);
-    qd_ = v;
+    // Trapezoidal rule, Newton on qd_{k+1} (trapezoidal_newton.hpp).
+    trapezoidal_newton_step<newton_solve::inverse>(
+        q_, qd_, hs, t, t + h,
+        [this](const vec2& q, const vec2& qd, time_point ta) { return accelerations(q, qd, ta); });
   }
   if (rim_follow_) {
     // The RIM reached the end of this step first (Gauss-Seidel, hydraulics first).
