@@ -1,7 +1,5 @@
 #include "cosim/subsystems/crane2_subsystems.hpp"
 
-#include <cmath>
-
 #include "cosim/subsystems/trapezoidal_newton.hpp"
 
 namespace cosim::crane {

@@ -68,12 +68,6 @@ void crane_multibody::refresh_kinematics() noexcept {
   th2d_ = qd_[1];
 }
 
-double crane_multibody::applied_force(time_point t) const noexcept {
-  if (coupling_ == coupling::force_displacement) return in(in_fh, t);
-  // p-s: 003 Eq. (8) evaluated by the multibody with its own actuator rate.
-  return actuator_force(hp_, in(in_p1, t), in(in_p2, t), sd_);
-}
-
 vec2 crane_multibody::accelerations(const vec2& q, const vec2& qd, time_point t) const noexcept {
   const actuator_kinematics k = actuator1(mp_, q[0]);
   double fh = 0.0;

@@ -33,10 +33,7 @@ class crane_multibody final : public subsystem {
 
   [[nodiscard]] const vec2& q() const noexcept { return q_; }
   [[nodiscard]] const vec2& qd() const noexcept { return qd_; }
-  [[nodiscard]] double s() const noexcept { return s_; }
   [[nodiscard]] double sd() const noexcept { return sd_; }
-  /// The actuator force the model applies at time t in its current state.
-  [[nodiscard]] double applied_force(time_point t) const noexcept;
 
  private:
   void do_initialize(time_point t0) override;

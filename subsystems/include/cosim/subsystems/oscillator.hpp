@@ -85,7 +85,6 @@ class reference_solution {
   explicit reference_solution(oscillator_definition d, double fine_step = 1e-5);
 
   [[nodiscard]] const oscillator_definition& definition() const noexcept { return def_; }
-  [[nodiscard]] bool exact() const noexcept { return def_.linear(); }
   /// States [x; x'] at ascending times >= 0 (t0 = 0).
   [[nodiscard]] std::vector<Eigen::VectorXd> states_at(const std::vector<double>& times) const;
   [[nodiscard]] Eigen::VectorXd state_at(double t) const;

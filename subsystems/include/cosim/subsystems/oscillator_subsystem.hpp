@@ -53,7 +53,6 @@ class oscillator_mass final : public subsystem {
 
   [[nodiscard]] double x() const noexcept { return x_; }
   [[nodiscard]] double v() const noexcept { return v_; }
-  [[nodiscard]] integrator method() const noexcept { return integrator_; }
 
   static constexpr std::size_t out_x = 0, out_v = 1, out_f = 2;
 

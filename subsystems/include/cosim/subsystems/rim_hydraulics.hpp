@@ -88,8 +88,6 @@ class hydraulics_unit final : public subsystem {
   [[nodiscard]] double p2(int i) const noexcept { return p2_[i]; }
   [[nodiscard]] const vecN& rim_s() const noexcept { return w_; }
   [[nodiscard]] const vecN& rim_sd() const noexcept { return wd_; }
-  [[nodiscard]] const matN& rim_mass() const noexcept { return Mt_; }
-  [[nodiscard]] const vecN& rim_force() const noexcept { return ft_; }
 
  private:
   struct rates {
