@@ -6,7 +6,7 @@
 
 namespace cosim {
 
-energy_monitor::energy_monitor(system& sys, output_locator locate, void* ctx) : sys_(sys) {
+energy_monitor::energy_monitor(system& sys, output_locator locate, void* ctx) {
   const auto& conns = sys.connections();
   for (std::size_t b = 0; b < sys.bonds().size(); ++b) {
     const power_bond& bond = sys.bonds()[b];

@@ -29,10 +29,4 @@ std::size_t subsystem::find_output(const std::string& port) const noexcept {
   return npos;
 }
 
-const double* subsystem::find_variable(const std::string& variable) const noexcept {
-  for (const auto& v : variables_)
-    if (v.name == variable) return v.value;
-  return nullptr;
-}
-
 }  // namespace cosim

@@ -25,7 +25,6 @@ class csv_writer final : public row_sink {
   /// and failure(), so the caller can still report the run that produced the rows.
   void end() override;
   [[nodiscard]] bool failed() const noexcept override { return failed_; }
-  [[nodiscard]] bool opened() const noexcept { return file_ != nullptr; }
   /// "error writing PATH: REASON" after a failure, else empty.
   [[nodiscard]] std::string failure() const;
 

@@ -61,7 +61,6 @@ class energy_monitor {
     bool effort;  // the effort input of the term (else its flow input)
     const input_port* port;
   };
-  system& sys_;
   std::vector<term> terms_;
   std::vector<std::vector<capture>> captures_;  // per consumer subsystem, term order
   std::vector<bond_totals> bond_totals_;

@@ -46,11 +46,10 @@ class subsystem {
   [[nodiscard]] std::span<const double> outputs() const noexcept { return output_values_; }
   [[nodiscard]] std::span<const variable_desc> variables() const noexcept { return variables_; }
 
-  /// Port or variable lookup by name; npos when absent.
+  /// Port lookup by name; npos when absent.
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
   [[nodiscard]] std::size_t find_input(const std::string& port) const noexcept;
   [[nodiscard]] std::size_t find_output(const std::string& port) const noexcept;
-  [[nodiscard]] const double* find_variable(const std::string& variable) const noexcept;
 
   /// Internal step size h; the scheme requires it to divide the communication step.
   [[nodiscard]] duration step_size() const noexcept { return step_size_; }
