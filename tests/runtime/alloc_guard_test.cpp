@@ -6,13 +6,13 @@
 #include <gtest/gtest.h>
 #include <spdlog/logger.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <thread>
 #include <vector>
 
-#include "cosim/runtime/coupling_sample.hpp"
 #include "cosim/runtime/latency_histogram.hpp"
 #include "cosim/runtime/latest_value.hpp"
 #include "cosim/runtime/rt_log.hpp"
@@ -22,7 +22,13 @@
 namespace cosim {
 namespace {
 
-using sample4 = coupling_sample<4>;
+// A multi-word, trivially copyable payload like a coupling message: a torn copy would show
+// as fields that disagree.
+struct sample4 {
+  std::uint64_t sequence = 0;
+  std::int64_t tick = 0;
+  std::array<double, 4> values{};
+};
 
 // The drains here only own channels; what they would log is irrelevant.
 std::shared_ptr<spdlog::logger> quiet_logger() {

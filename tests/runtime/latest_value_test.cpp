@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <thread>
 
-#include "cosim/runtime/coupling_sample.hpp"
 #include "cosim/runtime/hardware.hpp"
 
 namespace cosim {
@@ -41,8 +40,12 @@ bool consistent(const wide_value& v) {
 }
 
 TEST(LatestValue, NeverWrittenReadsValueInitialisedWithVersionZero) {
-  latest_value<coupling_sample<2>> slot;
-  coupling_sample<2> out;
+  struct sample2 {
+    std::uint64_t sequence = 0;
+    std::array<double, 2> values{};
+  };
+  latest_value<sample2> slot;
+  sample2 out;
   out.sequence = 99;
   EXPECT_FALSE(slot.has_new());
   EXPECT_EQ(slot.read(out), 0u);

@@ -2,12 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <stdexcept>
 #include <thread>
 
-#include "cosim/runtime/coupling_sample.hpp"
 #include "cosim/runtime/hardware.hpp"
 
 namespace cosim {
@@ -17,7 +17,13 @@ namespace {
 // are the point.
 constexpr std::uint64_t stress_items = 10'000'000;
 
-using sample4 = coupling_sample<4>;
+// A multi-word, trivially copyable payload like a coupling message: a torn copy would show
+// as fields that disagree.
+struct sample4 {
+  std::uint64_t sequence = 0;
+  std::int64_t tick = 0;
+  std::array<double, 4> values{};
+};
 
 // Spin politely: on a loaded 2-CPU machine both test threads may share a CPU, and a
 // pure spin would then burn a whole time slice per wait.
