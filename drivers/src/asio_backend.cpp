@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "cosim/drivers/bench_protocol.hpp"
+#include "cosim/runtime/errno_text.hpp"
 #include "cosim/runtime/error.hpp"
 #include "cosim/runtime/rt_thread.hpp"
 
@@ -41,7 +42,7 @@ class asio_backend final : public udp_backend {
     ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
     port_ = ntohs(local.sin_port);
     const int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    COSIM_INPUT_CHECK(efd >= 0, errc::io, what + ": eventfd: " + std::strerror(errno));
+    COSIM_INPUT_CHECK(efd >= 0, errc::io, what + ": eventfd: " + errno_text(errno));
     efd_ = efd;
     wake_.assign(efd);
   }

@@ -12,6 +12,7 @@
 #include "cosim/drivers/driver_config.hpp"
 #include "cosim/drivers/udp_backend.hpp"
 #include "cosim/drivers/uring_backend.hpp"
+#include "cosim/runtime/errno_text.hpp"
 #include "cosim/runtime/error.hpp"
 
 namespace cosim::drivers {
@@ -42,13 +43,12 @@ std::string to_string(const sockaddr_in& a) {
 
 int open_udp_socket(const sockaddr_in& addr, const std::string& what) {
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  COSIM_INPUT_CHECK(fd >= 0, errc::io,
-                    what + ": cannot create a UDP socket: " + std::strerror(errno));
+  COSIM_INPUT_CHECK(fd >= 0, errc::io, what + ": cannot create a UDP socket: " + errno_text(errno));
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     const int e = errno;
     ::close(fd);
     throw error(errc::config_value, what + " = \"" + to_string(addr) +
-                                        "\": cannot bind: " + std::strerror(e) +
+                                        "\": cannot bind: " + errno_text(e) +
                                         (e == EADDRINUSE ? " (port already in use)" : ""));
   }
   return fd;

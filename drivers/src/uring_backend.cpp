@@ -2,6 +2,7 @@
 // on an eventfd for wake(). Sends are plain non-blocking sendto(), as in the Asio backend.
 #include "cosim/drivers/uring_backend.hpp"
 
+#include "cosim/runtime/errno_text.hpp"
 #include "cosim/runtime/error.hpp"
 
 #if COSIM_HAVE_URING
@@ -40,10 +41,6 @@ constexpr unsigned queue_depth = 8;  // two long-lived requests plus their cance
 // user_data of the two requests (0 is left for the cancellations, whose CQEs are ignored).
 constexpr std::uint64_t tag_recv = 1;
 constexpr std::uint64_t tag_wake = 2;
-
-std::string errno_text(int e) {
-  return std::strerror(e);
-}
 
 // The udp_driver names io_uring errors by ".backend"; bind errors belong to ".bind".
 std::string bind_key(const std::string& what) {

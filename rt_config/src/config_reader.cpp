@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <sstream>
 
+#include "cosim/runtime/errno_text.hpp"
+
 namespace cosim::config {
 
 namespace {
@@ -59,7 +61,7 @@ config_reader config_reader::from_file(const std::string& path) {
                       path + ": cannot read scenario: is a directory");
     std::FILE* f = std::fopen(path.c_str(), "rb");
     COSIM_INPUT_CHECK(f != nullptr, errc::io,
-                      path + ": cannot read scenario: " + std::strerror(errno));
+                      path + ": cannot read scenario: " + errno_text(errno));
     std::fclose(f);
   }
   try {

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "cosim/runtime/errno_text.hpp"
 #include "cosim/runtime/error.hpp"
 
 namespace cosim {
@@ -23,13 +24,13 @@ void csv_writer::fail() noexcept {
 std::string csv_writer::failure() const {
   if (!failed_) return {};
   return "error writing " + path_ + ": " +
-         (errno_ != 0 ? std::strerror(errno_) : "value not representable");
+         (errno_ != 0 ? errno_text(errno_) : "value not representable");
 }
 
 void csv_writer::begin(std::span<const std::string> columns) {
   file_ = std::fopen(path_.c_str(), "w");
   COSIM_INPUT_CHECK(file_ != nullptr, errc::io,
-                    "cannot open " + path_ + " for writing: " + std::strerror(errno));
+                    "cannot open " + path_ + " for writing: " + errno_text(errno));
   std::setvbuf(file_, nullptr, _IOFBF, 1 << 16);
   std::string header;
   for (const auto& c : columns) header += (header.empty() ? "" : ",") + c;

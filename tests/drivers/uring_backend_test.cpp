@@ -22,6 +22,7 @@
 
 #include "cosim/drivers/udp_driver.hpp"
 #include "cosim/drivers/uring_backend.hpp"
+#include "cosim/runtime/errno_text.hpp"
 #include "cosim/runtime/error.hpp"
 #include "cosim/runtime/rt_thread.hpp"
 #include "udp_test_support.hpp"
@@ -43,7 +44,7 @@ std::string uring_skip_reason() {
   io_uring r{};
   const int rc = io_uring_queue_init(2, &r, 0);
   if (rc == -EPERM || rc == -ENOSYS)
-    return std::string("the kernel refuses io_uring: ") + std::strerror(-rc);
+    return std::string("the kernel refuses io_uring: ") + cosim::errno_text(-rc);
   if (rc == 0) io_uring_queue_exit(&r);
 #endif
   return {};

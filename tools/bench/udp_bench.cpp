@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "cosim/drivers/udp_backend.hpp"
+#include "cosim/runtime/errno_text.hpp"
 #include "cosim/runtime/error.hpp"
 #include "cosim/runtime/rt_thread.hpp"
 
@@ -66,11 +67,11 @@ sockaddr_in loopback(std::uint16_t port) {
 // Blocking loopback socket; a receive timeout keeps a lost datagram from hanging the run.
 int blocking_socket(sockaddr_in& bound) {
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+  if (fd < 0) throw std::runtime_error(std::string("socket: ") + cosim::errno_text(errno));
   bound = loopback(0);
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&bound), sizeof bound) != 0) {
     ::close(fd);
-    throw std::runtime_error(std::string("bind: ") + std::strerror(errno));
+    throw std::runtime_error(std::string("bind: ") + cosim::errno_text(errno));
   }
   socklen_t len = sizeof bound;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);

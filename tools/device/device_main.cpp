@@ -45,6 +45,7 @@
 
 #include "cosim/drivers/bench_protocol.hpp"
 #include "cosim/drivers/driver_config.hpp"
+#include "cosim/runtime/errno_text.hpp"
 #include "cosim/runtime/rt_thread.hpp"
 #include "cosim/subsystems/crane_model.hpp"
 #include "cosim/subsystems/manoeuvre.hpp"
@@ -110,9 +111,10 @@ sockaddr_in address_or_die(const std::string& text, const char* option) {
 
 int udp_socket(const sockaddr_in& bind_addr, const char* what) {
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) die(std::string("socket: ") + std::strerror(errno));
+  if (fd < 0) die(std::string("socket: ") + cosim::errno_text(errno));
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&bind_addr), sizeof bind_addr) != 0)
-    die(std::string(what) + " " + to_string(bind_addr) + ": cannot bind: " + std::strerror(errno));
+    die(std::string(what) + " " + to_string(bind_addr) +
+        ": cannot bind: " + cosim::errno_text(errno));
   return fd;
 }
 
@@ -297,7 +299,7 @@ int run_valve(const valve_options& o) {
   std::FILE* log = nullptr;
   if (!o.log.empty()) {
     log = std::fopen(o.log.c_str(), "w");
-    if (log == nullptr) die("--log " + o.log + ": " + std::strerror(errno));
+    if (log == nullptr) die("--log " + o.log + ": " + cosim::errno_text(errno));
     std::fputs("arrival_s,source,status,type,sequence,timestamp_ns,channels,c0,c1,c2,c3\n", log);
     std::fflush(log);
   }
