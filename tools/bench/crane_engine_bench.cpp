@@ -322,7 +322,7 @@ bool check_equivalence(const bench_setup& s) {
 void bm_engine(benchmark::State& state) {
   memory_sink sink(setup->rows, setup->columns);
   std::int64_t failures = 0;
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     // A run mutates the subsystems: a fresh system per run, built untimed.
     state.PauseTiming();
     auto built = cosim::config::build(setup->sc);
@@ -342,7 +342,7 @@ void bm_engine(benchmark::State& state) {
 void bm_fused(benchmark::State& state) {
   memory_sink sink(setup->rows, setup->columns);
   std::int64_t failures = 0;
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     const fused_outcome o = run_fused(*setup, sink);
     failures += o.ok ? 0 : 1;
     benchmark::DoNotOptimize(sink.data());

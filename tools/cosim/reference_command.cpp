@@ -47,7 +47,7 @@ void ensure_parent(const std::string& file) {
 /// A scenario name (rt_config/scenarios/NAME.toml) or a path to a TOML file.
 std::string scenario_path(const std::string& name) {
   if (fs::exists(name) && fs::is_regular_file(name)) return name;
-  const std::string in_dir = std::string(COSIM_SCENARIO_DIR) + "/" + name + ".toml";
+  std::string in_dir = std::string(COSIM_SCENARIO_DIR) + "/" + name + ".toml";
   COSIM_INPUT_CHECK(
       fs::exists(in_dir), errc::config_key,
       "--oscillator " + name + ": no such scenario file or name in " COSIM_SCENARIO_DIR);

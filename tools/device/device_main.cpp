@@ -99,7 +99,7 @@ CLI::Validator finite_in(double lo, double hi, bool lo_open, const std::string& 
 
 [[noreturn]] void die(const std::string& msg) {
   std::fprintf(stderr, "cosim-device: %s\n", msg.c_str());
-  std::exit(2);
+  std::exit(2);  // NOLINT(concurrency-mt-unsafe): cosim-device never starts a second thread
 }
 
 sockaddr_in address_or_die(const std::string& text, const char* option) {
@@ -368,7 +368,7 @@ int run_valve(const valve_options& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   CLI::App app{
       "Simulated bench devices speaking the bench wire protocol (drivers/PROTOCOL.md).\n"
       "Exit codes (as cosim): 0 done, 2 bad input or I/O error."};
@@ -422,11 +422,10 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   install_signals();
-  try {
-    if (js->parsed()) return run_joystick(jo);
-    return run_valve(vo);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cosim-device: error: %s\n", e.what());
-    return 2;
-  }
+  if (js->parsed()) return run_joystick(jo);
+  return run_valve(vo);
+} catch (const std::exception& e) {
+  // Bad input or I/O errors of a run, and failures setting up the command line itself.
+  std::fprintf(stderr, "cosim-device: error: %s\n", e.what());
+  return 2;
 }

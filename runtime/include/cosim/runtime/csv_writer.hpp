@@ -37,7 +37,7 @@ class csv_writer final : public row_sink {
   std::int64_t rows_ = 0;
   bool failed_ = false;
   int errno_ = 0;  // first OS error seen
-  char line_[4096];
+  char line_[4096]{};
 };
 
 }  // namespace cosim

@@ -47,12 +47,12 @@ class energy_monitor {
 
  private:
   struct term {
-    std::size_t bond;
-    double gain;
-    const double* effort_out;  // producer output y_e
-    const double* flow_out;    // producer output y_f
-    std::size_t effort_consumer, effort_input;
-    std::size_t flow_consumer, flow_input;
+    std::size_t bond = 0;
+    double gain = 0.0;
+    const double* effort_out = nullptr;  // producer output y_e
+    const double* flow_out = nullptr;    // producer output y_f
+    std::size_t effort_consumer = 0, effort_input = 0;
+    std::size_t flow_consumer = 0, flow_input = 0;
     double effort_used = 0.0;  // u~ of the effort consumer
     double flow_used = 0.0;    // u~ of the flow consumer
   };
