@@ -54,7 +54,7 @@ struct trace {
   [[nodiscard]] bool diverged() const { return out.status != cosim::run_status::completed; }
 };
 
-trace run(const std::string& scenario, std::vector<std::string> sets) {
+trace run(const std::string& scenario, const std::vector<std::string>& sets) {
   const config::scenario sc =
       config::load_scenario(COSIM_SOURCE_DIR "/rt_config/scenarios/" + scenario, sets);
   const auto b = config::build(sc);

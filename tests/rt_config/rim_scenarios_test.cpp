@@ -108,7 +108,7 @@ double deviation(const std::string& scenario, const std::vector<std::string>& se
   return m;
 }
 
-std::string H(double h) {
+std::string macro_step_set(double h) {
   return "run.macro_step=" + std::to_string(h);
 }
 
@@ -118,8 +118,8 @@ TEST(RimScenarios, SingleActuatorDirectUnstableAt16msWhileRimStableAt25ms) {
   // 001 Fig. 14: direct ZOH loses stability at h_M = 15 ms; the RIM stays stable beyond
   // 25 ms. (This code base: direct is still within 6 mm at 14 ms, 178 mm off at 16 ms.)
   const double direct16 =
-      deviation("crane_m1_fs_rim.toml", {H(0.016), "model.interface=direct"}, "s");
-  const double rim25 = deviation("crane_m1_fs_rim.toml", {H(0.025)}, "s");
+      deviation("crane_m1_fs_rim.toml", {macro_step_set(0.016), "model.interface=direct"}, "s");
+  const double rim25 = deviation("crane_m1_fs_rim.toml", {macro_step_set(0.025)}, "s");
   std::printf("single actuator: direct 16 ms %.4g m, RIM 25 ms %.4g m\n", direct16, rim25);
   EXPECT_GT(direct16, stable_band);
   EXPECT_LT(rim25, stable_band);
@@ -129,8 +129,8 @@ TEST(RimScenarios, SingleActuatorRimAtLeastAsAccurateAsDirectAt10ms) {
   // 001 Sect. 5.1.1, h_M = 10 ms, h_S = 0.2 ms: both within 2 mm of the reference, the
   // RIM damping the oscillation after t = 6 s better than direct ZOH.
   const double direct10 =
-      deviation("crane_m1_fs_rim.toml", {H(0.010), "model.interface=direct"}, "s");
-  const double rim10 = deviation("crane_m1_fs_rim.toml", {H(0.010)}, "s");
+      deviation("crane_m1_fs_rim.toml", {macro_step_set(0.010), "model.interface=direct"}, "s");
+  const double rim10 = deviation("crane_m1_fs_rim.toml", {macro_step_set(0.010)}, "s");
   std::printf("single actuator 10 ms: direct %.4g m, RIM %.4g m\n", direct10, rim10);
   EXPECT_LT(direct10, 0.002);
   EXPECT_LE(rim10, direct10);
@@ -139,8 +139,8 @@ TEST(RimScenarios, SingleActuatorRimAtLeastAsAccurateAsDirectAt10ms) {
 TEST(RimScenarios, DirectInterfaceKeepsTheEstablishedStabilityLimit) {
   // The direct interface of the crane model is unchanged by the RIM option: stable at
   // 14 ms, unstable at 16 ms (003 Sect. 5: f-s M1 on the verge of instability at 15 ms).
-  EXPECT_LT(deviation("crane_m1_fs.toml", {H(0.014)}, "s"), 0.010);
-  EXPECT_GT(deviation("crane_m1_fs.toml", {H(0.016)}, "s"), stable_band);
+  EXPECT_LT(deviation("crane_m1_fs.toml", {macro_step_set(0.014)}, "s"), 0.010);
+  EXPECT_GT(deviation("crane_m1_fs.toml", {macro_step_set(0.016)}, "s"), stable_band);
 }
 
 // ---- Double actuator (001 Sect. 5.1.2, Fig. 16) ---------------------------------------
@@ -148,9 +148,9 @@ TEST(RimScenarios, DirectInterfaceKeepsTheEstablishedStabilityLimit) {
 TEST(RimScenarios, DoubleActuatorDirectFailsAt5msWhileRimStableAt20ms) {
   // 001 Sect. 5.1.2: direct ZOH fails for step sizes above 3 ms; the RIM, which couples
   // the two cylinders through the effective mass matrix, stays stable up to 20 ms.
-  const double direct3 = deviation("crane2_m1_fs.toml", {H(0.003)}, "s_1");
-  const double direct5 = deviation("crane2_m1_fs.toml", {H(0.005)}, "s_1");
-  const double rim20 = deviation("crane2_m1_rim.toml", {H(0.020)}, "s_1");
+  const double direct3 = deviation("crane2_m1_fs.toml", {macro_step_set(0.003)}, "s_1");
+  const double direct5 = deviation("crane2_m1_fs.toml", {macro_step_set(0.005)}, "s_1");
+  const double rim20 = deviation("crane2_m1_rim.toml", {macro_step_set(0.020)}, "s_1");
   std::printf("double actuator: direct 3 ms %.4g m, direct 5 ms %.4g m, RIM 20 ms %.4g m\n",
               direct3, direct5, rim20);
   EXPECT_LT(direct3, stable_band);
@@ -173,8 +173,8 @@ TEST(RimScenarios, DoubleActuatorResultsColumnsAndInitialState) {
 TEST(RimScenarios, BestScenariosMeetTheStretchTargets) {
   // Targets: M1 within 2 mm of the reference at H = 100 ms, M2 within 2 mm at H = 50 ms.
   // The shipped scenarios use larger steps still (125 ms, 62.5 ms).
-  const double m1 = deviation("crane_m1_best.toml", {H(0.100)}, "s");
-  const double m2 = deviation("crane_m2_best.toml", {H(0.050)}, "s");
+  const double m1 = deviation("crane_m1_best.toml", {macro_step_set(0.100)}, "s");
+  const double m2 = deviation("crane_m2_best.toml", {macro_step_set(0.050)}, "s");
   const double m1_file = deviation("crane_m1_best.toml", {}, "s");
   const double m2_file = deviation("crane_m2_best.toml", {}, "s");
   std::printf("best: M1 100 ms %.4g m, M2 50 ms %.4g m; as shipped M1 %.4g m, M2 %.4g m\n", m1, m2,

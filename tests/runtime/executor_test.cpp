@@ -547,7 +547,7 @@ TEST(Executor, ValidatePlanRejectsBadPlans) {
   EXPECT_NO_THROW(cosim::validate_plan(sys, make_plan(10, {0, 1})));
   EXPECT_NO_THROW(cosim::validate_plan(sys, make_plan(0, {1, 0}, scheme_kind::gauss_seidel)));
 
-  auto rejects = [&](run_plan p, const std::string& needle) {
+  auto rejects = [&](const run_plan& p, const std::string& needle) {
     try {
       cosim::validate_plan(sys, p);
       ADD_FAILURE() << "accepted a plan that should fail with '" << needle << "'";

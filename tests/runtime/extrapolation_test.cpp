@@ -78,7 +78,8 @@ TEST(Lagrange, ExactOnPolynomialsUpToItsOrderUnevenSpacingAnyAbsoluteTime) {
         // Origin away from the nodes so that no coefficient is trivially isolated.
         const poly p = poly_of_degree(degree, base + 1'300'000);
         for (int j = 0; j < n; ++j) {
-          t[static_cast<std::size_t>(j)] = base + offsets[static_cast<std::size_t>(5 - n + j)];
+          t[static_cast<std::size_t>(j)] =
+              base + offsets[static_cast<std::size_t>(5 - n) + static_cast<std::size_t>(j)];
           v[static_cast<std::size_t>(j)] = p(t[static_cast<std::size_t>(j)]);
         }
         for (const std::int64_t e : eval_offsets) {
@@ -105,7 +106,7 @@ TEST(Lagrange, OrderMIsNotExactOnDegreeMPlusOne) {
       std::array<double, 5> x{};
       for (int j = 0; j < n; ++j) {
         const auto js = static_cast<std::size_t>(j);
-        t[js] = base + offsets[static_cast<std::size_t>(5 - n + j)];
+        t[js] = base + offsets[static_cast<std::size_t>(5 - n) + static_cast<std::size_t>(j)];
         x[js] = static_cast<double>(t[js] - base) / static_cast<double>(ms);
         v[js] = std::pow(x[js], n);
       }

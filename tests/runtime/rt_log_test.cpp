@@ -204,10 +204,12 @@ TEST(RtLog, DrainRateLimitsOverrunsAndSkipsLevelsBelowTheLogger) {
   captured_logger log;
   rt_log_drain drain(log.logger);
   rt_log_channel& channel = drain.add_channel("hydraulics", 64);
-  for (int i = 0; i < 50; ++i) channel.post(rt_event_code::overrun, i * 1'000'000, 1500, 1000, 1);
+  for (int i = 0; i < 50; ++i)
+    channel.post(rt_event_code::overrun, std::int64_t{i} * 1'000'000, 1500, 1000, 1);
   EXPECT_EQ(drain.drain_once(0), 50U);
   EXPECT_EQ(count_of(log.str(), "\n"), 1U) << log.str();  // only the first, within the second
-  for (int i = 50; i < 60; ++i) channel.post(rt_event_code::overrun, i * 1'000'000, 1500, 1000, 1);
+  for (int i = 50; i < 60; ++i)
+    channel.post(rt_event_code::overrun, std::int64_t{i} * 1'000'000, 1500, 1000, 1);
   EXPECT_EQ(drain.drain_once(1'000'000'000), 10U);
   EXPECT_EQ(count_of(log.str(), "\n"), 2U) << log.str();
   EXPECT_NE(log.str().find("warning overruns since the last report: hydraulics 59 (t_sim 0.001 s "

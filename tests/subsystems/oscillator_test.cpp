@@ -63,7 +63,7 @@ TEST(Oscillator, A1UndampedMatchesHandModalSolution) {
 TEST(Oscillator, UndampedClosedFormsConserveEnergy) {
   struct item {
     oscillator_definition d;
-    double E0;
+    double E0 = 0.0;
   };
   const std::array<item, 2> cases{item{make_definition(a1_params(1)), 1e4},
                                   item{make_definition(a2_params()), 5812.5}};

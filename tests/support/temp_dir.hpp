@@ -29,7 +29,7 @@ class temp_dir {
   [[nodiscard]] std::string operator/(const std::string& name) const { return path_ + "/" + name; }
   /// Writes `text` to the file `name` in this directory; returns its path.
   [[nodiscard]] std::string file(const std::string& name, const std::string& text) const {
-    const std::string p = *this / name;
+    std::string p = *this / name;
     std::ofstream(p) << text;
     return p;
   }

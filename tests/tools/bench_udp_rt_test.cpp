@@ -122,7 +122,7 @@ int base_port(int slot) {
 
 const fs::path& reference_dir() {
   static const fs::path dir = [] {
-    const fs::path d = fs::temp_directory_path() / ("cosim_udp_ref_" + std::to_string(::getpid()));
+    fs::path d = fs::temp_directory_path() / ("cosim_udp_ref_" + std::to_string(::getpid()));
     const std::string cmd = cosim_exe + " run " + scenarios + "/crane_m1_fs.toml --out " +
                             d.string() + " >/dev/null 2>&1";
     EXPECT_EQ(std::system(cmd.c_str()), 0);

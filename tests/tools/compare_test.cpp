@@ -57,6 +57,7 @@ std::string linear_csv(const std::vector<double>& times, double slope, double of
 /// Times first, first + step, ... for `count` rows (computed as first + k * step).
 std::vector<double> grid(double first, double step, int count) {
   std::vector<double> t;
+  t.reserve(static_cast<std::size_t>(count));
   for (int k = 0; k < count; ++k) t.push_back(first + k * step);
   return t;
 }

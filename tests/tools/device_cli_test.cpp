@@ -172,6 +172,7 @@ TEST(DeviceCli, StalledJoystickSkipsMissedPeriodsInsteadOfBursting) {
   const std::vector<std::string> args{device_exe, "joystick", "--to", rx.address(), "--manoeuvre",
                                       table,      "--rate",   "100",  "--duration", "2"};
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   const std::string err_path = dir / "joystick.err";

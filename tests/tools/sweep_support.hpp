@@ -36,6 +36,7 @@ inline cli_result cosim_cli(const std::vector<std::string>& args) {
   std::vector<std::string> storage{"cosim"};
   storage.insert(storage.end(), args.begin(), args.end());
   std::vector<char*> argv;
+  argv.reserve(storage.size());
   for (auto& s : storage) argv.push_back(s.data());
   cli_result r;
   testing::internal::CaptureStdout();

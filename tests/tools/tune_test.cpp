@@ -112,7 +112,7 @@ double m1_deviation(const std::string& scenario_file) {
   return m;
 }
 
-double recommended_H(const std::string& file) {
+double recommended_macro_step(const std::string& file) {
   return config::load_scenario(file).run.macro_step;
 }
 
@@ -131,7 +131,7 @@ TEST(Tune, DirectZohRecommendsBetween8And15msAndItsScenarioRunsM1Stably) {
   for (const char* input : {",step,", ",ramp,", ",impulse,", ",sine@2Hz,", ",sine@10Hz,"})
     EXPECT_NE(csv.find(input), std::string::npos) << input;
   EXPECT_NE(csv.find(",nonlinear,"), std::string::npos);
-  const double H = recommended_H(dir / "d/recommended.toml");
+  const double H = recommended_macro_step(dir / "d/recommended.toml");
   EXPECT_GE(H, 0.008);
   EXPECT_LE(H, 0.015);
   // Inside the searched 1..30 ms: no note about a search bound.
@@ -156,8 +156,8 @@ TEST(Tune, RimGetsALargerStepAndItsScenarioRunsM1Stably) {
                      "crane_m1_fs.toml --orders 0 --interfaces rim --jobs 2 --out " + (dir / "r"));
   ASSERT_EQ(d.code, 0) << d.err;
   ASSERT_EQ(r.code, 0) << r.out << r.err;
-  const double Hd = recommended_H(dir / "d/recommended.toml");
-  const double Hr = recommended_H(dir / "r/recommended.toml");
+  const double Hd = recommended_macro_step(dir / "d/recommended.toml");
+  const double Hr = recommended_macro_step(dir / "r/recommended.toml");
   std::printf("recommended H: direct %g s, RIM %g s\n", Hd, Hr);
   EXPECT_GT(Hr, Hd);
   EXPECT_EQ(config::load_scenario(dir / "r/recommended.toml").option("interface"), "rim");
@@ -229,7 +229,7 @@ TEST(Tune, SaysWhenTheAnswerSitsAtTheSearchCeiling) {
                                   "--out " +
                                   (dir / "c"));
   ASSERT_EQ(r.code, 0) << r.out << r.err;
-  EXPECT_DOUBLE_EQ(recommended_H(dir / "c/recommended.toml"), 0.005);
+  EXPECT_DOUBLE_EQ(recommended_macro_step(dir / "c/recommended.toml"), 0.005);
   EXPECT_NE(r.out.find("NOTE: H is at the search ceiling H_max = 0.005 s"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("raise tune.H_max"), std::string::npos) << r.out;
@@ -250,7 +250,7 @@ TEST(Tune, SaysWhenTheAnswerSitsAtTheSearchFloor) {
                                   "--out " +
                                   (dir / "f"));
   ASSERT_EQ(r.code, 0) << r.out << r.err;
-  EXPECT_DOUBLE_EQ(recommended_H(dir / "f/recommended.toml"), 0.01);
+  EXPECT_DOUBLE_EQ(recommended_macro_step(dir / "f/recommended.toml"), 0.01);
   EXPECT_NE(r.out.find("NOTE: H is at the search floor H_ini = 0.01 s"), std::string::npos)
       << r.out;
   EXPECT_NE(slurp(dir / "f/tune.json").find("\"at_bound\": \"H_ini\""), std::string::npos);
