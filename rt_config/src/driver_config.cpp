@@ -1,5 +1,6 @@
 // [drivers.<name>] sections of a scenario: UDP input and output drivers.
 #include <cmath>
+#include <limits>
 
 #include "cosim/drivers/udp_backend.hpp"
 #include "cosim/drivers/udp_driver.hpp"
@@ -54,8 +55,8 @@ void read_drivers(config_reader& r, scenario& sc) {
     if (!channels || channels->empty() || channels->size() > drivers::max_channels)
       r.fail(base + ".channels", "must list 1 to 16 channel names");
     const std::size_t n = channels->size();
-    const auto mins = per_channel(r, base + ".min", n, -INFINITY);
-    const auto maxs = per_channel(r, base + ".max", n, INFINITY);
+    const auto mins = per_channel(r, base + ".min", n, -std::numeric_limits<double>::infinity());
+    const auto maxs = per_channel(r, base + ".max", n, std::numeric_limits<double>::infinity());
     for (std::size_t i = 0; i < n; ++i) {
       drivers::channel_config c;
       c.name = (*channels)[i];
