@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: install missing packages, build and run every test, then again
 # with AddressSanitizer + UndefinedBehaviorSanitizer in a second build directory, the
-# lock-free parts under ThreadSanitizer, and a 60-s libFuzzer run of the UDP decoder.
+# lock-free parts under ThreadSanitizer, and a 60-s libFuzzer run of the UDP decoder; after the
+# Release build, clang-tidy over the project's sources.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
@@ -13,6 +14,9 @@ echo "== Release build and tests (build/)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build -j"$jobs" --output-on-failure --timeout 900
+
+echo "== clang-tidy on the project's sources (build/compile_commands.json)"
+tools/scripts/run_clang_tidy.sh build
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests (build-asan/)"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
