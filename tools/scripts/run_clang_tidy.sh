@@ -31,7 +31,8 @@ if ! command -v "$tidy" >/dev/null; then
   echo "run_clang_tidy: $tidy not found (Debian package clang-tidy, see install_deps.sh)" >&2
   exit 2
 fi
-cache="${COSIM_TIDY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cosim-clang-tidy}"
+cache_home="${XDG_CACHE_HOME:-${HOME:+$HOME/.cache}}"
+cache="${COSIM_TIDY_CACHE:-${cache_home:+$cache_home/cosim-clang-tidy}}"
 [ "$cache" = off ] && cache=""
 
 out="$(mktemp -d)"
@@ -56,7 +57,12 @@ if [ "$count" -eq 0 ]; then
 fi
 
 if [ -n "$cache" ]; then
-  mkdir -p "$cache"
+  mkdir -p "$cache" 2>/dev/null || {
+    echo "run_clang_tidy: cannot create $cache: every file is checked" >&2
+    cache=""
+  }
+fi
+if [ -n "$cache" ]; then
   find "$cache" -type f -mtime +30 -delete  # keys unused for a month
   {
     "$tidy" --version
