@@ -72,7 +72,7 @@ void read_realtime(config_reader& r, scenario& sc) {
 
 threaded_options make_threaded_options(const scenario& sc, const built_scenario& b) {
   threaded_options o;
-  o.realtime = sc.run.mode == "realtime";
+  o.realtime = sc.run.mode == run_mode::realtime;
   o.watchdog = sc.rt.watchdog;
   o.ring_capacity = sc.rt.ring_capacity;
   o.lock_memory = sc.rt.lock_memory;

@@ -108,8 +108,13 @@ scenario read(config_reader& r) {
                                   "(12)-(13)) a reduced interface model needs; only \"direct\"");
   r.ignore("tune");  // read by `cosim tune`
 
-  sc.run.mode = r.opt_string("run.mode").value_or(sc.run.mode);
-  check_choice(r, "run.mode", sc.run.mode, {"offline", "threaded", "realtime"});
+  {
+    const std::string mode = r.opt_string("run.mode").value_or("offline");
+    check_choice(r, "run.mode", mode, {"offline", "threaded", "realtime"});
+    sc.run.mode = mode == "offline"    ? run_mode::offline
+                  : mode == "threaded" ? run_mode::threaded
+                                       : run_mode::realtime;
+  }
   sc.run.duration = r.get_double("run.duration");
   check_positive(r, "run.duration", sc.run.duration);
   if (sc.run.duration > max_run_seconds)
@@ -166,7 +171,7 @@ scenario read(config_reader& r) {
                        return *sync == "slowest-first" ? ha > hb : ha < hb;
                      });
   }
-  if (sc.run.mode != "offline")
+  if (sc.run.mode != run_mode::offline)
     for (const auto& [name, cfg] : sc.subsystems)
       if (cfg.smoothing || cfg.non_matching)
         r.fail(name + (cfg.smoothing ? ".smoothing" : ".non_matching"),
@@ -192,12 +197,12 @@ scenario read(config_reader& r) {
     sc.safety.residual_power_limit = *v;
   }
   read_drivers(r, sc);  // before read_realtime: [threads.<driver>] may place a driver
-  if (sc.run.mode != "realtime")
+  if (sc.run.mode != run_mode::realtime)
     for (const auto& d : sc.drivers)
       if (d.direction == drivers::driver_direction::input)
         r.fail("run.mode", "cannot run input driver drivers." + d.name +
                                ": hardware input arrives in wall-clock time, and an " +
-                               sc.run.mode +
+                               to_string(sc.run.mode) +
                                " run would race ahead of it (or stall waiting); use "
                                "run.mode = \"realtime\", or remove [drivers." +
                                d.name + "] and give the input a signal source");
@@ -207,6 +212,18 @@ scenario read(config_reader& r) {
 }
 
 }  // namespace
+
+const char* to_string(run_mode m) noexcept {
+  switch (m) {
+    case run_mode::offline:
+      return "offline";
+    case run_mode::threaded:
+      return "threaded";
+    case run_mode::realtime:
+      return "realtime";
+  }
+  return "offline";
+}
 
 double dividing_step(double H, double limit) {
   const std::int64_t Hn = to_duration(H).count();
@@ -390,7 +407,7 @@ std::string to_json(const scenario& sc) {
   for (const auto& [k, v] : sc.params) j.key(k).value(v);
   j.end_object();
   j.key("run").begin_object();
-  j.key("mode").value(sc.run.mode);
+  j.key("mode").value(to_string(sc.run.mode));
   j.key("duration").value(sc.run.duration);
   j.key("macro_step").value(sc.run.macro_step);
   j.key("scheme").value(sc.run.scheme);

@@ -88,7 +88,7 @@ TEST(Scenario, BaseTextIsValid) {
   EXPECT_EQ(sc.run.duration, 10.0);
   EXPECT_EQ(sc.run.macro_step, 1e-3);
   EXPECT_EQ(sc.run.scheme, "jacobi");
-  EXPECT_EQ(sc.run.mode, "offline");
+  EXPECT_EQ(sc.run.mode, config::run_mode::offline);
   EXPECT_EQ(sc.run.output_interval, 0.0);
   EXPECT_EQ(sc.coupling.extrapolation, 0);
   const std::vector<std::string> order{"multibody", "hydraulics"};

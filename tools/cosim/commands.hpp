@@ -8,30 +8,17 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cosim/rt_config/run.hpp"
 #include "cosim/rt_config/scenario.hpp"
 #include "cosim/runtime/executor.hpp"
 
 namespace cosim::cli {
 
-struct run_request {
-  std::string scenario;
-  std::vector<std::string> sets;
-  std::string out_dir;
-  bool quiet = false;
-};
-
-struct run_report {
-  config::scenario sc;
-  run_outcome outcome;
-  std::string results_csv;
-  std::string summary_json;
-};
-
-/// Loads, builds and runs a scenario, writing DIR/results.csv and DIR/summary.json.
-/// Throws cosim::error on bad input before anything is written.
-run_report run_scenario(const run_request& req, const std::atomic<bool>* stop_request);
-
-int exit_code(const run_outcome& o) noexcept;
+// The run entry lives in the library (rt_config/run.hpp).
+using config::exit_code;
+using config::run_report;
+using config::run_request;
+using config::run_scenario;
 
 /// A subcommand: its CLI11 app (options bound to captured state) and what runs it.
 struct command {

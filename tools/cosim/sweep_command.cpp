@@ -95,6 +95,7 @@ void run_one(const sweep_plan& plan, std::size_t i, sweep_row& row) {
   rr.sets.push_back(q.key + "=" + q.values[i]);
   rr.out_dir = (fs::path(q.out) / dir_name(i, q.values.size(), q.key, q.values[i])).string();
   rr.quiet = true;
+  rr.describe_stop = operator_stop_message;
   try {
     const run_report rep = run_scenario(rr, &operator_stop_flag());
     // A run the operator stopped is marked as such, not as a safety stop of the model.

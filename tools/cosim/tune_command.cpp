@@ -527,7 +527,7 @@ std::string to_toml(const config::scenario& sc, const std::string& header) {
   t << header << "\n[model]\nname = " << toml_string(sc.model) << "\n";
   for (const auto& [k, v] : sc.options) t << k << " = " << toml_string(v) << "\n";
   for (const auto& [k, v] : sc.params) t << k << " = " << toml_float(v) << "\n";
-  t << "\n[run]\nmode = " << toml_string(sc.run.mode)
+  t << "\n[run]\nmode = " << toml_string(config::to_string(sc.run.mode))
     << "\nduration = " << toml_float(sc.run.duration)
     << "\nmacro_step = " << toml_float(sc.run.macro_step)
     << "\nscheme = " << toml_string(sc.run.scheme) << "\norder = [";

@@ -16,8 +16,12 @@
 
 namespace cosim::config {
 
+/// Which executor runs the system (executor.hpp, threaded_executor.hpp).
+enum class run_mode { offline, threaded, realtime };
+const char* to_string(run_mode m) noexcept;
+
 struct run_config {
-  std::string mode = "offline";    // offline | threaded | realtime
+  run_mode mode = run_mode::offline;
   double duration = 10.0;          // [s]
   double macro_step = 1e-3;        // H [s]
   std::string scheme = "jacobi";   // jacobi | gauss-seidel

@@ -1,4 +1,4 @@
-#include "results_folder.hpp"
+#include "cosim/rt_config/results_folder.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -10,7 +10,7 @@
 
 #include "cosim/runtime/error.hpp"
 
-namespace cosim::cli {
+namespace cosim::config {
 
 namespace fs = std::filesystem;
 
@@ -113,4 +113,4 @@ void results_folder::write_atomically(const std::string& name, const std::string
   }
 }
 
-}  // namespace cosim::cli
+}  // namespace cosim::config

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <string>
 
-namespace cosim::cli {
+namespace cosim::config {
 
 class results_folder {
  public:
@@ -40,4 +40,4 @@ class results_folder {
   int lock_fd_ = -1;
 };
 
-}  // namespace cosim::cli
+}  // namespace cosim::config

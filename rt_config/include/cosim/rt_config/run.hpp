@@ -1,0 +1,39 @@
+#pragma once
+// The library's one run entry: loads and checks a scenario, builds its system, runs it with
+// the executor its run mode names (offline, threaded or realtime), and writes the results
+// folder (results_folder.hpp): DIR/results.csv streamed, DIR/summary.json atomically last.
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cosim/rt_config/scenario.hpp"
+#include "cosim/runtime/executor.hpp"
+
+namespace cosim::config {
+
+struct run_request {
+  std::string scenario;           // scenario file
+  std::vector<std::string> sets;  // --set KEY=VALUE overrides
+  std::string out_dir;            // results folder
+  bool quiet = false;
+  /// Says who asked for an operator stop ("... (SIGHUP)"); optional.
+  std::function<std::string()> describe_stop;
+};
+
+struct run_report {
+  scenario sc;
+  run_outcome outcome;
+  std::string results_csv;
+  std::string summary_json;
+};
+
+/// Throws cosim::error (config_*) on bad input before the results folder is touched, and
+/// (io) when the folder is locked by another run or the results cannot be written; then
+/// no summary.json marks the run as finished.
+run_report run_scenario(const run_request& req, const std::atomic<bool>* stop_request);
+
+/// 0 completed, 1 stopped early (diverged, safety stop, operator signal), 2 error.
+int exit_code(const run_outcome& o) noexcept;
+
+}  // namespace cosim::config

@@ -1,0 +1,159 @@
+// The one run entry of the library: scenario -> system -> executor (chosen here by the
+// scenario's run mode) -> results folder (results.csv streamed, summary.json last).
+#include "cosim/rt_config/run.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "cosim/drivers/udp_driver.hpp"
+#include "cosim/rt_config/results_folder.hpp"
+#include "cosim/runtime/csv_writer.hpp"
+#include "cosim/runtime/error.hpp"
+#include "cosim/runtime/json_writer.hpp"
+#include "cosim/runtime/threaded_executor.hpp"
+
+namespace cosim::config {
+
+namespace {
+
+/// Tells the executor that the run has started (its results are about to be written):
+/// the moment the earlier run's files may be replaced.
+class starting_sink final : public row_sink {
+ public:
+  starting_sink(row_sink& inner, results_folder& folder) : inner_(inner), folder_(folder) {}
+  void begin(std::span<const std::string> columns) override {
+    folder_.start_run();
+    inner_.begin(columns);
+  }
+  void write(std::span<const double> row) noexcept override { inner_.write(row); }
+  void end() override { inner_.end(); }
+  [[nodiscard]] bool failed() const noexcept override { return inner_.failed(); }
+
+ private:
+  row_sink& inner_;
+  results_folder& folder_;
+};
+
+std::string summary_json(const scenario& sc, const run_outcome& o, const std::string& results_csv,
+                         const drivers::driver_session* session = nullptr) {
+  json_writer j;
+  j.begin_object();
+  j.key("status").value(to_string(o.status));
+  j.key("stop_reason").value(o.stop_reason);
+  if (!o.message.empty()) j.key("message").value(o.message);
+  j.key("stop_time_s").value(o.stop_time_s);
+  j.key("sim_time_s").value(o.sim_time_s);
+  j.key("wall_time_s").value(o.wall_time_s);
+  j.key("real_time_factor").value(o.wall_time_s > 0 ? o.sim_time_s / o.wall_time_s : 0.0);
+  j.key("macro_steps").value(o.macro_steps);
+  j.key("rows").value(o.rows);
+  j.key("energy_residual_J").value(o.energy_residual);
+  j.key("max_residual_power_W").value(o.max_residual_power);
+  j.key("bonds").begin_array();
+  for (const auto& b : o.bonds) {
+    j.begin_object();
+    j.key("name").value(b.name);
+    j.key("energy_residual_J").value(b.sum_abs_dE);
+    j.key("max_residual_power_W").value(b.max_abs_dP);
+    j.end_object();
+  }
+  j.end_array();
+  j.key("mode").value(o.mode);
+  if (o.mode != "offline") {
+    j.key("memory_locked").value(o.memory_locked);
+    j.key("deadline_misses").value(o.deadline_misses);
+    j.key("ring_drops").value(static_cast<std::int64_t>(o.ring_drops));
+    j.key("threads").begin_array();
+    for (const auto& t : o.threads) {
+      j.begin_object();
+      j.key("name").value(t.name);
+      j.key("cpu").value(t.cpu_granted);
+      j.key("cpu_requested").value(t.cpu_requested);
+      j.key("priority_granted").value(t.priority_granted);
+      j.key("priority_requested").value(t.priority_requested);
+      j.key("wakeup_latency_us").begin_object();
+      j.key("p50")
+          .value(t.wakeup_p50_us)
+          .key("p99")
+          .value(t.wakeup_p99_us)
+          .key("max")
+          .value(t.wakeup_max_us);
+      j.end_object();
+      j.key("exec_time_us").begin_object();
+      j.key("p50")
+          .value(t.exec_p50_us)
+          .key("p99")
+          .value(t.exec_p99_us)
+          .key("max")
+          .value(t.exec_max_us);
+      j.end_object();
+      j.key("overruns").value(t.overruns);
+      j.key("steps").value(t.steps);
+      j.end_object();
+    }
+    j.end_array();
+    j.key("warnings").begin_array();
+    for (const auto& w : o.warnings) j.value(w);
+    j.end_array();
+  }
+  if (session != nullptr && !session->empty()) session->write_json(j);  // UDP driver counters
+  j.key("results").value(results_csv);
+  j.key("config").raw(to_json(sc));
+  j.end_object();
+  return j.str() + "\n";
+}
+
+}  // namespace
+
+int exit_code(const run_outcome& o) noexcept {
+  switch (o.status) {
+    case run_status::completed:
+      return 0;
+    case run_status::diverged:
+    case run_status::safety_stop:
+      return 1;
+    case run_status::error:
+      return 2;
+  }
+  return 2;
+}
+
+run_report run_scenario(const run_request& req, const std::atomic<bool>* stop_request) {
+  run_report rep;
+  // Everything that can be checked is checked before the results folder is touched.
+  rep.sc = load_scenario(req.scenario, req.sets);
+  auto built = build(rep.sc);
+
+  results_folder folder(req.out_dir);  // exclusive until this run ends
+  rep.results_csv = folder.file("results.csv").string();
+  rep.summary_json = folder.file("summary.json").string();
+
+  csv_writer writer(rep.results_csv);
+  starting_sink sink(writer, folder);
+  // UDP drivers: I/O threads run around the run; the executor watches a flag
+  // that combines the operator's stop request with the drivers' stale-input stop.
+  drivers::driver_session session(built->sys, stop_request);
+  const std::atomic<bool>* stop = session.empty() ? stop_request : session.stop_flag();
+  if (rep.sc.run.mode == run_mode::offline) {
+    rep.outcome = run_offline(built->sys, built->plan, built->limits, sink, stop);
+  } else {
+    threaded_options opt = make_threaded_options(rep.sc, *built);
+    if (rep.sc.rt.timing_csv) opt.timing_csv = folder.file("timing.csv").string();
+    rep.outcome = run_threaded(built->sys, built->plan, built->limits, sink, opt, stop);
+    // Through the runtime log, so --log-level / --quiet apply (summary.json keeps them).
+    for (const auto& w : rep.outcome.warnings) spdlog::warn("{}", w);
+  }
+  session.finish(rep.outcome);  // fail-safe output unless completed; stale_input reason
+  if (rep.outcome.stop_reason == "operator_signal" && req.describe_stop)
+    rep.outcome.message = req.describe_stop();
+  // A run whose results could not be stored (full disk, file size limit) is not a finished
+  // run: no summary.json marks it; the message says where it stopped and why.
+  COSIM_INPUT_CHECK(!writer.failed(), errc::io,
+                    writer.failure() +
+                        "; the run stopped at t = " + format_double(rep.outcome.stop_time_s) +
+                        " s; rows written before the failure are kept, no summary.json");
+  folder.write_atomically("summary.json",
+                          summary_json(rep.sc, rep.outcome, rep.results_csv, &session));
+  return rep;
+}
+
+}  // namespace cosim::config
