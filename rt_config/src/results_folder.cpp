@@ -8,6 +8,7 @@
 #include <cstring>
 #include <thread>
 
+#include "cosim/runtime/errno_text.hpp"
 #include "cosim/runtime/error.hpp"
 
 namespace cosim::config {
@@ -17,7 +18,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string os_error(int e) {
-  return std::strerror(e);
+  return errno_text(e);
 }
 
 /// The pid written by the run holding the lock ("unknown" while it is still writing it).

@@ -52,11 +52,13 @@ void read_subsystem(config_reader& r, const subsystem_spec& spec, double H, subs
   }
   // A bounded macro step keeps every stop request answered promptly (time.hpp).
   const auto hn = to_duration(sc.step).count();
-  if (hn > 0 && (Hn + hn - 1) / hn > max_substeps_per_macro_step) {
+  // Ceiling of H / h in whole steps (integer division on purpose).
+  const std::int64_t substeps = hn > 0 ? (Hn + hn - 1) / hn : 0;
+  if (substeps > max_substeps_per_macro_step) {
     const std::string what = sc.step_set ? step_key : "run.macro_step";
     r.fail(what, std::string(sc.step_set ? "" : "with the default ") + step_key + " = " +
                      format_double(sc.step) + " s, one macro step of " + format_double(H) +
-                     " s takes " + format_double(static_cast<double>((Hn + hn - 1) / hn)) +
+                     " s takes " + format_double(static_cast<double>(substeps)) +
                      " internal steps; at most " + std::to_string(max_substeps_per_macro_step) +
                      " are allowed (choose a smaller run.macro_step or a larger " + step_key + ")");
   }

@@ -201,7 +201,7 @@ void validate_threaded(const system& sys, const run_plan& plan, const threaded_o
     COSIM_INPUT_CHECK(
         t.priority >= 0 && t.priority <= 99, errc::config_value,
         who + ".priority = " + std::to_string(t.priority) + ": must be 1-99 (0 = not real-time)");
-    COSIM_INPUT_CHECK(t.stack_size >= 64 * 1024, errc::config_value,
+    COSIM_INPUT_CHECK(t.stack_size >= std::size_t{64} * 1024, errc::config_value,
                       who + ".stack_size = " + std::to_string(t.stack_size) + ": must be >= 65536");
   }
   COSIM_INPUT_CHECK(opt.watchdog.cpu == -1 || cpu_exists(opt.watchdog.cpu), errc::config_value,
@@ -273,6 +273,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
   };
   energy_monitor mon(sys, locate, &mirror_out);
   std::vector<const double*> probe_ptrs;
+  probe_ptrs.reserve(mirror_probe.size());
   for (double& v : mirror_probe) probe_ptrs.push_back(&v);
   const auto columns = result_columns(sys);
   detail::run_accounting acc(plan, limits, sink, mon, probe_ptrs, columns.size());
@@ -431,7 +432,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
   };
 
   auto body = [&](worker& w) {
-    prefault_stack(64 * 1024);
+    prefault_stack(std::size_t{64} * 1024);
     wait_for_go();
     if (opt.hook != nullptr) opt.hook(opt.hook_ctx, w.index, true);
     loop(w);
@@ -458,7 +459,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
       cfg.cpu = opt.watchdog.cpu;
       cfg.priority = opt.watchdog.priority;
       threads.emplace_back(cfg, [&] {
-        prefault_stack(32 * 1024);
+        prefault_stack(std::size_t{32} * 1024);
         wait_for_go();
         // Checked every few milliseconds, not every period, and half a period away from
         // the releases: the watchdog outranks the subsystem threads, so waking with them
@@ -572,10 +573,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
     if (!running) break;
     mon.close_step(plan.macro_step);
     t += plan.macro_step;
-    if (!acc.after_step(n, t, ok, out)) {
-      running = false;
-      break;
-    }
+    if (!acc.after_step(n, t, ok, out)) break;
     if (stop_request != nullptr && stop_request->load(std::memory_order_relaxed)) {
       shared.request_stop(stop_cause::operator_signal);
       running = false;

@@ -64,7 +64,7 @@ std::string expect_error(const std::string& text, const std::vector<std::string>
   try {
     (void)config::parse_scenario(text, "x.toml", sets);
   } catch (const cosim::error& e) {
-    const std::string msg = e.what();
+    std::string msg = e.what();
     for (const auto& n : needles)
       EXPECT_NE(msg.find(n), std::string::npos) << "missing '" << n << "' in: " << msg;
     return msg;

@@ -6,7 +6,9 @@
 #include "cosim/runtime/error.hpp"
 #include "cosim/runtime/rt_log.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_main(int argc, char** argv) {
   using namespace cosim::cli;
   CLI::App app{
       "cosim: real-time hardware-in-the-loop co-simulation runtime.\n"
@@ -43,6 +45,20 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cosim: error: %s\n", e.what());
     return 2;
+  }
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Setting up the commands can throw too (std::bad_alloc): end with a message and exit 2.
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cosim: error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "cosim: error: unknown exception\n");
   }
   return 2;
 }

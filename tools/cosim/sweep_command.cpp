@@ -314,6 +314,7 @@ command add_sweep_command(CLI::App& app) {
             // The table: one line per value, columns as in sweep.csv.
             std::vector<std::size_t> width(h.size());
             std::vector<std::vector<std::string>> text;
+            text.reserve(rows.size());
             for (const auto& r : rows) text.push_back(cells(plan, r));
             for (std::size_t i = 0; i < h.size(); ++i) {
               width[i] = h[i].size();

@@ -628,6 +628,7 @@ int run_search(const tune_request& req, const config::scenario& sc, const tune_o
       num(o.H_max).c_str(), num(o.H_inc).c_str(), jobs);
   std::fflush(stdout);
   std::vector<std::vector<std::string>> config_sets;
+  config_sets.reserve(configs.size());
   for (const auto& c : configs) config_sets.push_back(c.sets(sc, has_interface));
   {
     // Counts grid points: a sweep that leaves the linear region early skips the rest of its

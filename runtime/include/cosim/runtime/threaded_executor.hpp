@@ -30,7 +30,7 @@ namespace cosim {
 struct thread_setup {
   int cpu = -1;      // -1: not pinned
   int priority = 0;  // 0: SCHED_OTHER; 1-99: SCHED_FIFO
-  std::size_t stack_size = 256 * 1024;
+  std::size_t stack_size = std::size_t{256} * 1024;
   double budget_s = 0.0;  // expected worst-case step time; 0 = unknown
 };
 
