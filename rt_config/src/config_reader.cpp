@@ -291,6 +291,12 @@ void config_reader::collect_unread(const toml::table& t, const std::string& pref
     if (read_.count(key) != 0) continue;
     if (v.is_table()) {
       collect_unread(*v.as_table(), key, out);
+    } else if (const toml::array* arr = v.as_array(); arr != nullptr && arr->is_array_of_tables()) {
+      // [[connections]] and friends: each element's keys are read as "connections[i].key".
+      for (std::size_t i = 0; i < arr->size(); ++i) {
+        const std::string ek = key + "[" + std::to_string(i) + "]";
+        if (read_.count(ek) == 0) collect_unread(*(*arr)[i].as_table(), ek, out);
+      }
     } else {
       out.push_back(key);
     }

@@ -157,9 +157,21 @@ bool connect_driver_source(const scenario& sc, built_scenario& b, const std::str
                            const std::string& target, double initial) {
   const auto it = sc.options.find(key);
   if (it == sc.options.end() || it->second.rfind("driver:", 0) != 0) return false;
-  const std::string ref = it->second.substr(7);
-  const std::string drv = ref.substr(0, ref.find('.'));
-  const std::string channel = ref.substr(ref.find('.') + 1);
+  try {
+    connect_driver_channel(sc, b, it->second.substr(7), target, initial);
+  } catch (const error& e) {
+    throw error(errc::config_value, "model." + key + " = \"" + it->second + "\": " + e.what());
+  }
+  return true;
+}
+
+void connect_driver_channel(const scenario& sc, built_scenario& b, const std::string& ref,
+                            const std::string& target, double initial) {
+  const auto dot = ref.find('.');
+  COSIM_INPUT_CHECK(dot != std::string::npos && dot > 0 && dot + 1 < ref.size(),
+                    errc::config_value, "\"driver:" + ref + "\" must be driver:NAME.CHANNEL");
+  const std::string drv = ref.substr(0, dot);
+  const std::string channel = ref.substr(dot + 1);
   add_drivers(sc, b);
   std::size_t idx = subsystem::npos;
   for (std::size_t i = 0; i < b.sys.size(); ++i)
@@ -167,14 +179,13 @@ bool connect_driver_source(const scenario& sc, built_scenario& b, const std::str
   auto* in =
       idx == subsystem::npos ? nullptr : dynamic_cast<drivers::udp_input_driver*>(&b.sys.at(idx));
   COSIM_INPUT_CHECK(in != nullptr, errc::config_value,
-                    "model." + key + " = \"" + it->second + "\": no input driver named '" + drv +
-                        "' ([drivers." + drv + "] with direction = \"input\")");
+                    "no input driver named '" + drv + "' ([drivers." + drv +
+                        "] with direction = \"input\")");
   const std::size_t ch = in->find_output(channel);
   COSIM_INPUT_CHECK(ch != subsystem::npos, errc::config_value,
-                    "model." + key + ": driver '" + drv + "' has no channel '" + channel + "'");
+                    "driver '" + drv + "' has no channel '" + channel + "'");
   in->set_default_initial(ch, initial);
   b.sys.connect(ref, target);
-  return true;
 }
 
 std::vector<key_doc> driver_keys() {

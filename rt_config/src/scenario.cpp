@@ -7,7 +7,9 @@
 #include "cosim/rt_config/driver_wiring.hpp"
 #include "cosim/rt_config/model_registry.hpp"
 #include "cosim/runtime/json_writer.hpp"
+#include "cosim/rt_config/type_registry.hpp"
 #include "cosim/runtime/scheme.hpp"
+#include "system_file.hpp"
 
 namespace cosim::config {
 
@@ -19,11 +21,14 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-void read_subsystem(config_reader& r, const subsystem_spec& spec, double H, subsystem_config& sc) {
-  const std::string step_key = spec.name + ".step";
+// `prefix` is "" for a preset's [multibody] tables, "subsystems." in a system file.
+void read_subsystem(config_reader& r, const subsystem_spec& spec, double H, subsystem_config& sc,
+                    const std::string& prefix) {
+  const std::string base = prefix + spec.name;
+  const std::string step_key = base + ".step";
   // 004 Sect. 2: smoothing on a (fast) producer, own non-matching time grid.
-  sc.smoothing = r.opt_bool(spec.name + ".smoothing").value_or(false);
-  sc.non_matching = r.opt_bool(spec.name + ".non_matching").value_or(false);
+  sc.smoothing = r.opt_bool(base + ".smoothing").value_or(false);
+  sc.non_matching = r.opt_bool(base + ".non_matching").value_or(false);
   const auto Hn = to_duration(H).count();
   if (auto step = r.opt_double(step_key)) {
     check_positive(r, step_key, *step);
@@ -34,11 +39,11 @@ void read_subsystem(config_reader& r, const subsystem_spec& spec, double H, subs
     if (!sc.non_matching && hn > Hn)
       r.fail(step_key,
              "is larger than its communication step run.macro_step = " + format_double(H) +
-                 " s (set " + spec.name + ".non_matching = true for an own time grid)");
+                 " s (set " + base + ".non_matching = true for an own time grid)");
     if (!sc.non_matching && Hn % hn != 0)
       r.fail(step_key,
              "does not divide the communication step run.macro_step = " + format_double(H) +
-                 " s (non-matching grids are not enabled for this subsystem: set " + spec.name +
+                 " s (non-matching grids are not enabled for this subsystem: set " + base +
                  ".non_matching = true)");
     sc.step = *step;
     sc.step_set = true;
@@ -48,7 +53,7 @@ void read_subsystem(config_reader& r, const subsystem_spec& spec, double H, subs
     if (!sc.non_matching && (hn <= 0 || hn > Hn || Hn % hn != 0))
       r.fail(step_key, "the default step " + format_double(sc.step) +
                            " s does not divide run.macro_step = " + format_double(H) + " s (set " +
-                           step_key + ", or " + spec.name + ".non_matching = true)");
+                           step_key + ", or " + base + ".non_matching = true)");
   }
   // A bounded macro step keeps every stop request answered promptly (time.hpp).
   const auto hn = to_duration(sc.step).count();
@@ -62,8 +67,8 @@ void read_subsystem(config_reader& r, const subsystem_spec& spec, double H, subs
                      " internal steps; at most " + std::to_string(max_substeps_per_macro_step) +
                      " are allowed (choose a smaller run.macro_step or a larger " + step_key + ")");
   }
-  sc.integrator = r.opt_string(spec.name + ".integrator").value_or(spec.integrators.front());
-  check_choice(r, spec.name + ".integrator", sc.integrator, spec.integrators);
+  sc.integrator = r.opt_string(base + ".integrator").value_or(spec.integrators.front());
+  check_choice(r, base + ".integrator", sc.integrator, spec.integrators);
 }
 
 // [coupling.order]: "subsystem.input" = order, quoted or as dotted keys (which TOML and
@@ -92,22 +97,50 @@ void flatten_orders(config_reader& r, const toml::table& t, const std::string& p
   }
 }
 
+// A system file's subsystems as specs for read_subsystem: integrators and default step
+// from the registered type, with the parameters the file gives.
+std::vector<subsystem_spec> system_specs(const scenario& sc) {
+  std::vector<subsystem_spec> specs;
+  for (const auto& d : sc.system.subsystems) {
+    const subsystem_type* t = find_subsystem_type(d.type);
+    const param_set p = resolve_parameters(*t, d.parameters, d.at.where, d.at.key + ".parameters");
+    specs.push_back({d.name, [t, p](double H) { return t->default_step(H, p); }, t->integrators});
+  }
+  return specs;
+}
+
 scenario read(config_reader& r) {
   scenario sc;
   sc.file = r.file();
-  sc.model = r.get_string("model.name");
-  const model_entry* model = find_model(sc.model);
-  if (model == nullptr) {
-    std::vector<std::string> names;
-    for (const auto& m : models()) names.push_back(m.name);
-    r.fail("model.name", "unknown model (known: " + join(names) + ")");
+  const model_entry* model = nullptr;
+  std::vector<subsystem_spec> specs;
+  std::string prefix;
+  if (r.has("model") || !r.has("subsystems")) {
+    // A preset: a [model] that expands into the open description.
+    if (r.has("subsystems"))
+      r.fail("subsystems", "a file is either a preset ([model]) or a system ([subsystems.*]), "
+                           "not both");
+    sc.preset = true;
+    sc.model = r.get_string("model.name");
+    model = find_model(sc.model);
+    if (model == nullptr) {
+      std::vector<std::string> names;
+      for (const auto& m : models()) names.push_back(m.name);
+      r.fail("model.name", "unknown model (known: " + join(names) + ")");
+    }
+    model->read(r, sc);
+    if (!model->reduced_interface && r.has("model.interface") &&
+        r.get_string("model.interface") != "direct")
+      r.fail("model.interface", "model '" + sc.model +
+                                    "' cannot provide the effective mass matrix and force (001 "
+                                    "Eqs. (12)-(13)) a reduced interface model needs; only "
+                                    "\"direct\"");
+    specs = model->subsystems;
+  } else {
+    (void)read_system_subsystems(r, sc);
+    specs = system_specs(sc);
+    prefix = "subsystems.";
   }
-  model->read(r, sc);
-  if (!model->reduced_interface && r.has("model.interface") &&
-      r.get_string("model.interface") != "direct")
-    r.fail("model.interface", "model '" + sc.model +
-                                  "' cannot provide the effective mass matrix and force (001 Eqs. "
-                                  "(12)-(13)) a reduced interface model needs; only \"direct\"");
   r.ignore("tune");  // read by `cosim tune`
 
   {
@@ -122,7 +155,7 @@ scenario read(config_reader& r) {
   if (sc.run.duration > max_run_seconds)
     r.fail("run.duration", "must be at most " + format_double(max_run_seconds) +
                                " s (simulation time is kept in integer nanoseconds)");
-  if (!r.has("run.macro_step") && model->default_macro_step) {
+  if (!r.has("run.macro_step") && model != nullptr && model->default_macro_step) {
     sc.run.macro_step = model->default_macro_step(sc);
   } else {
     sc.run.macro_step = r.get_double("run.macro_step");
@@ -138,7 +171,7 @@ scenario read(config_reader& r) {
   if (sc.run.scheme == "gauss_seidel") sc.run.scheme = "gauss-seidel";
   check_choice(r, "run.scheme", sc.run.scheme, {"jacobi", "gauss-seidel"});
   std::vector<std::string> names;
-  for (const auto& s : model->subsystems) names.push_back(s.name);
+  for (const auto& s : specs) names.push_back(s.name);
   sc.run.order = r.opt_string_list("run.order").value_or(names);
   {
     std::vector<std::string> a = sc.run.order, b = names;
@@ -154,8 +187,8 @@ scenario read(config_reader& r) {
       r.fail("run.output_interval", "must be a whole multiple of run.macro_step");
     sc.run.output_interval = *oi;
   }
-  for (const auto& spec : model->subsystems)
-    read_subsystem(r, spec, sc.run.macro_step, sc.subsystems[spec.name]);
+  for (const auto& spec : specs)
+    read_subsystem(r, spec, sc.run.macro_step, sc.subsystems[spec.name], prefix);
   if (auto sync = r.opt_string("run.sync")) {
     // 004 Sect. 2.1: Gauss-Seidel with the slowest (largest step) or the fastest subsystem
     // first; the others follow by step size.
@@ -209,6 +242,10 @@ scenario read(config_reader& r) {
                                "run.mode = \"realtime\", or remove [drivers." +
                                d.name + "] and give the input a signal source");
   read_realtime(r, sc);
+  if (!sc.preset)
+    read_system_rest(r, sc);
+  else if (model->expand)
+    sc.system = model->expand(sc);
   r.check_all_read();
   return sc;
 }
@@ -385,16 +422,20 @@ void fill_plan(const scenario& sc, built_scenario& b) {
     const connection& cn = b.sys.connections()[c];
     b.sys.at(cn.to).input(cn.input).set_order(order);
   }
+  apply_connection_orders(sc, b);  // [[connections]] extrapolation / hold
   b.limits.energy_residual = sc.safety.energy_residual_limit;
   b.limits.residual_power = sc.safety.residual_power_limit;
 }
 
 std::unique_ptr<built_scenario> build(const scenario& sc) {
-  const model_entry* model = find_model(sc.model);
-  COSIM_INPUT_CHECK(model != nullptr, errc::model, "unknown model '" + sc.model + "'");
   auto b = std::make_unique<built_scenario>();
-  model->build(sc, *b);
-  add_drivers(sc, *b);  // no-op for drivers the model already added
+  const model_entry* model = sc.preset ? find_model(sc.model) : nullptr;
+  if (sc.preset && !model->expand) {
+    model->build(sc, *b);  // transitional: a model not yet expanded into a system_spec
+    add_drivers(sc, *b);   // no-op for drivers the model already added
+  } else {
+    build_system(sc, *b);
+  }
   fill_plan(sc, *b);
   return b;
 }

@@ -25,6 +25,11 @@ void read_signal_source(config_reader& r, scenario& sc, const std::string& key);
 bool connect_driver_source(const scenario& sc, built_scenario& b, const std::string& key,
                            const std::string& target, double initial);
 
+/// Connects input driver channel "NAME.CHANNEL" to `target`, setting the channel's value
+/// before the first packet to `initial` unless the scenario set one. Throws cosim::error.
+void connect_driver_channel(const scenario& sc, built_scenario& b, const std::string& ref,
+                            const std::string& target, double initial);
+
 /// Keys for --help.
 std::vector<key_doc> driver_keys();
 

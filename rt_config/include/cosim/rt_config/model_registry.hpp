@@ -25,6 +25,10 @@ struct model_entry {
   std::vector<subsystem_spec> subsystems;  // in default scheme order
   /// Reads model.* keys into sc.options / sc.params (model.name is already read).
   std::function<void(config_reader&, scenario&)> read;
+  /// Expands the preset into the open description (system_spec.hpp): its subsystems by
+  /// registered type, initialisation steps, connections, bonds, sources and columns.
+  std::function<system_spec(const scenario&)> expand;
+  /// Transitional: models not yet expanded build their system directly.
   std::function<void(const scenario&, built_scenario&)> build;
   std::vector<key_doc> keys;  // model-specific keys for --help and README
   /// Optional: run.macro_step when the file omits it (e.g. 004: H = h2 follows FR).

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cosim/drivers/driver_config.hpp"
+#include "cosim/rt_config/system_spec.hpp"
 #include "cosim/runtime/executor.hpp"
 #include "cosim/runtime/system.hpp"
 #include "cosim/runtime/threaded_executor.hpp"
@@ -68,6 +69,9 @@ struct scenario {
   safety_config safety;
   realtime_config rt;
   std::vector<drivers::driver_config> drivers;  // [drivers.<name>] (driver_config.cpp)
+  /// The open description: read from a system file, or expanded from the [model] preset.
+  system_spec system;
+  bool preset = false;  // true: from [model] (model/options/params set), false: a system file
 
   [[nodiscard]] const std::string& option(const std::string& key) const { return options.at(key); }
   [[nodiscard]] double param(const std::string& key) const { return params.at(key); }

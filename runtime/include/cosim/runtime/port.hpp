@@ -16,6 +16,9 @@ struct port_desc {
   std::string name;
   std::string unit;
   port_role role = port_role::signal;
+  /// Output only: its value at t depends on the inputs at t (direct feedthrough, 000 Eq.
+  /// (24)), so the system can find algebraic loops a non-iterative scheme cannot order.
+  bool feedthrough = false;
 };
 
 /// A deterministic function of simulation time (a manoeuvre such as 003 Eq. (19)).

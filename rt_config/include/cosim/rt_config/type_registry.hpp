@@ -1,0 +1,85 @@
+#pragma once
+// Registered subsystem types and initialisation steps: what a system file may name in
+// `type = "..."` and `[[initialization]] type = "..."`. Each type declares its parameters
+// (name, unit, default, range), its integrators and its default step; its ports are those
+// of an instance (`cosim types NAME` builds one with the defaults and lists them).
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cosim/rt_config/system_spec.hpp"
+#include "cosim/runtime/subsystem.hpp"
+
+namespace cosim::config {
+
+enum class param_kind { real, integer, boolean, text, reals, texts };
+const char* to_string(param_kind k) noexcept;
+
+struct param_decl {
+  std::string name;
+  param_kind kind = param_kind::real;
+  std::string unit;  // "" for dimensionless or non-numbers
+  std::string doc;   // one line, with the paper reference
+  param_value def;   // default (of the declared kind)
+  /// Range of a real/integer (each element of a list): min <= v <= max, or min < v when
+  /// min_exclusive.
+  double min = -std::numeric_limits<double>::infinity();
+  double max = std::numeric_limits<double>::infinity();
+  bool min_exclusive = false;
+  std::vector<std::string> choices;  // text: allowed values (empty: any)
+  /// Written by an initialisation step (start values); a file may set it only when no
+  /// initialisation step of the system writes it.
+  bool start_value = false;
+};
+
+struct subsystem_type {
+  std::string name;         // "crane.multibody"
+  std::string description;  // one line, with the paper reference
+  std::vector<param_decl> parameters;
+  std::vector<std::string> integrators;  // first is the default
+  /// Internal step [s] when the file gives none, for macro step H [s] and the resolved
+  /// parameters.
+  std::function<double(double H, const param_set&)> default_step;
+  /// Input -> parameter holding its start value; manoeuvres and test inputs on that input
+  /// are offsets to it (e.g. the crane's valve command kappa -> kappa0).
+  std::map<std::string, std::string> start_params;
+  /// Builds an instance from resolved parameters (every declared one present, checked).
+  std::function<std::unique_ptr<subsystem>(const std::string& name, const param_set& p,
+                                           const std::string& integrator)>
+      create;
+};
+
+struct init_role {
+  std::string name;                // "multibody"
+  std::vector<std::string> types;  // subsystem types the role accepts
+};
+
+struct init_type {
+  std::string name;  // "crane.equilibrium"
+  std::string description;
+  std::vector<init_role> roles;
+  /// Computes start values from the roles' resolved parameters and writes them into
+  /// them (only parameters declared start_value). Throws cosim::error on failure.
+  std::function<void(const std::map<std::string, param_set*>& by_role)> apply;
+};
+
+const std::vector<subsystem_type>& subsystem_types();
+const subsystem_type* find_subsystem_type(const std::string& name);
+const std::vector<init_type>& init_types();
+const init_type* find_init_type(const std::string& name);
+
+/// Checks `given` against t's declarations and fills defaults. Throws cosim::error naming
+/// `where`, the key "<key>.parameters.<name>", the value and the allowed range.
+param_set resolve_parameters(const subsystem_type& t, const param_set& given,
+                             const std::string& where, const std::string& key);
+
+// Registration, one function per family, in that family's source file.
+std::vector<subsystem_type> crane_subsystem_types();       // types_crane.cpp
+std::vector<init_type> crane_init_types();                 // types_crane.cpp
+std::vector<subsystem_type> oscillator_subsystem_types();  // types_oscillator.cpp
+std::vector<init_type> oscillator_init_types();            // types_oscillator.cpp
+
+}  // namespace cosim::config

@@ -1,0 +1,434 @@
+// system_spec -> cosim::system. The order is fixed so that a preset builds exactly the
+// system its model built before it became a preset: resolve parameters, apply the
+// initialisation steps, create the subsystems, bind sources, connect, bond, record.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cosim/rt_config/driver_wiring.hpp"
+#include "cosim/rt_config/type_registry.hpp"
+#include "cosim/subsystems/crane2_model.hpp"
+#include "cosim/subsystems/manoeuvre.hpp"
+#include "cosim/subsystems/test_input.hpp"
+#include "system_file.hpp"
+
+namespace cosim::config {
+
+namespace {
+
+[[noreturn]] void fail(const origin& o, const std::string& key, const std::string& why) {
+  throw error(errc::config_value, o.where + ": " + key + ": " + why);
+}
+
+class constant_signal final : public signal_source {
+ public:
+  explicit constant_signal(double v) noexcept : v_(v) {}
+  [[nodiscard]] double value(time_point /*t*/) const noexcept override { return v_; }
+
+ private:
+  double v_;
+};
+
+/// A column of a CSV file (first column: time [s], increasing), linearly interpolated and
+/// held beyond its ends. Read once at setup; value() only searches.
+class csv_signal final : public signal_source {
+ public:
+  csv_signal(std::vector<double> t, std::vector<double> v) : t_(std::move(t)), v_(std::move(v)) {}
+  [[nodiscard]] double value(time_point tp) const noexcept override {
+    const double t = to_seconds(tp);
+    if (t <= t_.front()) return v_.front();
+    if (t >= t_.back()) return v_.back();
+    const auto it = std::upper_bound(t_.begin(), t_.end(), t);
+    const auto i = static_cast<std::size_t>(it - t_.begin());
+    const double w = (t - t_[i - 1]) / (t_[i] - t_[i - 1]);
+    return v_[i - 1] + w * (v_[i] - v_[i - 1]);
+  }
+
+ private:
+  std::vector<double> t_, v_;
+};
+
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::istringstream is(line);
+  while (std::getline(is, cur, ',')) {
+    while (!cur.empty() && (cur.back() == '\r' || cur.back() == ' ')) cur.pop_back();
+    while (!cur.empty() && cur.front() == ' ') cur.erase(cur.begin());
+    out.push_back(cur);
+  }
+  return out;
+}
+
+std::unique_ptr<signal_source> read_csv_signal(const scenario& sc, const source_decl& d,
+                                               const std::string& spec) {
+  const std::string key = d.at.key + ".signal";
+  const auto colon = spec.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size())
+    fail(d.at, key, "\"csv:" + spec + "\" must be \"csv:FILE:COLUMN\"");
+  std::filesystem::path file = spec.substr(0, colon);
+  const std::string column = spec.substr(colon + 1);
+  if (file.is_relative()) file = std::filesystem::path(sc.file).parent_path() / file;
+  std::ifstream in(file);
+  if (!in) fail(d.at, key, "cannot read " + file.string());
+  std::string line;
+  std::getline(in, line);
+  const auto header = split_csv(line);
+  const auto c = std::find(header.begin(), header.end(), column);
+  if (header.empty() || c == header.end())
+    fail(d.at, key, file.string() + " has no column \"" + column + "\" (first line: " + line + ")");
+  const auto ci = static_cast<std::size_t>(c - header.begin());
+  std::vector<double> t, v;
+  for (std::size_t row = 2; std::getline(in, line); ++row) {
+    if (line.empty()) continue;
+    const auto cells = split_csv(line);
+    double tv = 0.0, vv = 0.0;
+    try {
+      if (cells.size() <= ci) throw std::invalid_argument("short row");
+      std::size_t n1 = 0, n2 = 0;
+      tv = std::stod(cells[0], &n1);
+      vv = std::stod(cells[ci], &n2);
+      if (n1 != cells[0].size() || n2 != cells[ci].size()) throw std::invalid_argument("junk");
+    } catch (const std::exception&) {
+      fail(d.at, key, file.string() + ":" + std::to_string(row) + ": not a number row: " + line);
+    }
+    if (!std::isfinite(tv) || !std::isfinite(vv) || (!t.empty() && !(tv > t.back())))
+      fail(d.at, key,
+           file.string() + ":" + std::to_string(row) +
+               ": times must be finite and increasing, values finite: " + line);
+    t.push_back(tv);
+    v.push_back(vv);
+  }
+  if (t.empty()) fail(d.at, key, file.string() + " has no rows");
+  return std::make_unique<csv_signal>(std::move(t), std::move(v));
+}
+
+struct port_ref {
+  std::size_t sub = 0;
+  std::size_t port = 0;
+};
+
+std::string ports_list(const subsystem& s, bool inputs) {
+  std::string list;
+  const std::size_t n = inputs ? s.input_count() : s.output_count();
+  for (std::size_t i = 0; i < n; ++i) {
+    const port_desc& p = inputs ? s.input(i).desc() : s.output_desc(i);
+    list += (list.empty() ? "" : ", ") + p.name + " [" + p.unit + "]";
+  }
+  return list.empty() ? "none" : list;
+}
+
+port_ref find_port(const system& sys, const origin& o, const std::string& key,
+                   const std::string& ref, bool input) {
+  const auto dot = ref.find('.');
+  if (dot == std::string::npos) fail(o, key, "\"" + ref + "\" must be \"subsystem.port\"");
+  const std::string sub = ref.substr(0, dot), port = ref.substr(dot + 1);
+  port_ref p;
+  bool found = false;
+  for (std::size_t i = 0; i < sys.size(); ++i)
+    if (sys.at(i).name() == sub) {
+      p.sub = i;
+      found = true;
+    }
+  if (!found) fail(o, key, "\"" + ref + "\": unknown subsystem '" + sub + "'");
+  const subsystem& s = sys.at(p.sub);
+  p.port = input ? s.find_input(port) : s.find_output(port);
+  if (p.port == subsystem::npos)
+    fail(o, key,
+         "\"" + ref + "\": subsystem '" + sub + "' has no " + (input ? "input" : "output") + " '" +
+             port + "' (" + (input ? "inputs" : "outputs") + ": " + ports_list(s, input) + ")");
+  return p;
+}
+
+std::string ref_of(const system& sys, std::size_t sub, std::size_t port, bool input) {
+  const subsystem& s = sys.at(sub);
+  return s.name() + "." + (input ? s.input(port).desc().name : s.output_desc(port).name);
+}
+
+// Algebraic loops: output o of S depends on output p of T when o has direct feedthrough
+// and an input of S is fed by T.p. A cycle cannot be ordered by a non-iterative scheme
+// (Jacobi or Gauss-Seidel): its outputs at t need each other at t.
+void check_loops(const scenario& sc, const system& sys) {
+  struct node {
+    std::size_t sub, out;
+  };
+  std::vector<node> nodes;
+  std::vector<std::size_t> first(sys.size() + 1, 0);
+  for (std::size_t s = 0; s < sys.size(); ++s) {
+    first[s] = nodes.size();
+    for (std::size_t o = 0; o < sys.at(s).output_count(); ++o) nodes.push_back({s, o});
+  }
+  first[sys.size()] = nodes.size();
+  auto id = [&](std::size_t s, std::size_t o) { return first[s] + o; };
+  std::vector<std::vector<std::size_t>> deps(nodes.size());  // node -> nodes it needs now
+  for (const connection& c : sys.connections()) {
+    const subsystem& consumer = sys.at(c.to);
+    for (std::size_t o = 0; o < consumer.output_count(); ++o)
+      if (consumer.output_desc(o).feedthrough) deps[id(c.to, o)].push_back(id(c.from, c.output));
+  }
+  std::vector<int> state(nodes.size(), 0);  // 0 new, 1 on stack, 2 done
+  std::vector<std::size_t> stack;
+  std::function<void(std::size_t)> visit = [&](std::size_t n) {
+    state[n] = 1;
+    stack.push_back(n);
+    for (std::size_t m : deps[n]) {
+      if (state[m] == 1) {
+        std::string path, subs;
+        const auto start = std::find(stack.begin(), stack.end(), m);
+        for (auto it = start; it != stack.end(); ++it) {
+          const std::string name = sys.at(nodes[*it].sub).name();
+          path += ref_of(sys, nodes[*it].sub, nodes[*it].out, false) + " <- ";
+          if (subs.find(name) == std::string::npos) subs += (subs.empty() ? "" : ", ") + name;
+        }
+        path += ref_of(sys, nodes[m].sub, nodes[m].out, false);
+        throw error(errc::config_value,
+                    sc.file + ": algebraic loop between subsystems " + subs +
+                        ": outputs with direct feedthrough need each other at the same time (" +
+                        path + "); run.scheme = \"" + sc.run.scheme +
+                        "\" cannot order it. Break it with a state output on one side, or a "
+                        "subsystem without direct feedthrough");
+      }
+      if (state[m] == 0) visit(m);
+    }
+    stack.pop_back();
+    state[n] = 2;
+  };
+  for (std::size_t n = 0; n < nodes.size(); ++n)
+    if (state[n] == 0) visit(n);
+}
+
+// Connection index of "a.b -> c.d" in sys, or fails.
+std::size_t connection_of(const system& sys, const origin& o, const std::string& key,
+                          const std::string& text) {
+  const auto arrow = text.find(" -> ");
+  const std::string from = text.substr(0, arrow), to = text.substr(arrow + 4);
+  const port_ref a = find_port(sys, o, key, from, false);
+  const port_ref b = find_port(sys, o, key, to, true);
+  for (std::size_t i = 0; i < sys.connections().size(); ++i) {
+    const connection& c = sys.connections()[i];
+    if (c.from == a.sub && c.output == a.port && c.to == b.sub && c.input == b.port) return i;
+  }
+  fail(o, key, "\"" + text + "\" is not one of the [[connections]]");
+}
+
+std::unique_ptr<signal_source> make_signal(const scenario& sc, const source_decl& d,
+                                           const subsystem_type* type, const param_set* params,
+                                           const std::string& input) {
+  const std::string key = d.at.key + ".signal";
+  const std::string& s = d.signal;
+  // Manoeuvres and test inputs are offsets to the input's start value.
+  auto start_value = [&]() {
+    const auto it = type != nullptr ? type->start_params.find(input) : decltype(type->start_params.end()){};
+    if (type == nullptr || it == type->start_params.end())
+      fail(d.at, key,
+           "\"" + s + "\" moves an input around its start value, but " + d.to +
+               " has none (only inputs with a start parameter, e.g. the crane's kappa); use "
+               "\"constant:VALUE\" or \"csv:FILE:COLUMN\"");
+    return real_param(*params, it->second);
+  };
+  for (const auto& [k, v] : d.args)
+    if (!std::isfinite(v)) fail(d.at, d.at.key + "." + k, "must be finite");
+  crane::test_input_kind tk{};
+  if (crane::parse_test_input(s, tk)) {
+    crane::test_input_params p;
+    p.v0 = start_value();
+    // Defaults as the crane presets' model.test_* keys (002 Eqs. (12)-(15)).
+    p.amplitude = d.args.count("amplitude") ? d.args.at("amplitude") : 0.01;
+    p.t0 = d.args.count("time") ? d.args.at("time") : 0.5;
+    p.width = d.args.count("width") ? d.args.at("width") : 0.1;
+    p.frequency = d.args.count("frequency") ? d.args.at("frequency") : 2.0;
+    if (p.t0 < 0.0) fail(d.at, d.at.key + ".time", "must be >= 0 [s]");
+    if (!(p.width > 0.0)) fail(d.at, d.at.key + ".width", "must be > 0 [s]");
+    if (!(p.frequency > 0.0)) fail(d.at, d.at.key + ".frequency", "must be > 0 [Hz]");
+    return std::make_unique<crane::test_input>(tk, p);
+  }
+  if (!d.args.empty())
+    fail(d.at, d.at.key + "." + d.args.begin()->first,
+         "only applies to the test inputs step, ramp, impulse, sine");
+  if (s.rfind("manoeuvre:", 0) == 0) {
+    const std::string m = s.substr(10);
+    if (m == "M1_kappa2") return std::make_unique<crane::kappa2_manoeuvre>(start_value());
+    crane::manoeuvre_kind mk{};
+    if (!crane::parse_manoeuvre(m, mk))
+      fail(d.at, key,
+           "unknown manoeuvre \"" + m +
+               "\" (M1: 003 Eq. (19), M2: 003 Eq. (20), hold, M1_kappa2: 001 Eq. (35))");
+    return std::make_unique<crane::manoeuvre>(mk, start_value());
+  }
+  if (s.rfind("constant:", 0) == 0) {
+    const std::string v = s.substr(9);
+    std::size_t n = 0;
+    double x = 0.0;
+    try {
+      x = std::stod(v, &n);
+    } catch (const std::exception&) {
+      n = 0;
+    }
+    if (n == 0 || n != v.size() || !std::isfinite(x))
+      fail(d.at, key, "\"" + s + "\": \"constant:VALUE\" needs a finite number");
+    return std::make_unique<constant_signal>(x);
+  }
+  if (s.rfind("csv:", 0) == 0) return read_csv_signal(sc, d, s.substr(4));
+  fail(d.at, key,
+       "unknown signal \"" + s +
+           "\" (manoeuvre:M1|M2|hold|M1_kappa2, step, ramp, impulse, sine, constant:VALUE, "
+           "csv:FILE:COLUMN, driver:NAME.CHANNEL)");
+}
+
+}  // namespace
+
+void build_system(const scenario& sc, built_scenario& b) {
+  const system_spec& spec = sc.system;
+  system& sys = b.sys;
+  // 1. Parameters, resolved against each type's declarations.
+  std::vector<const subsystem_type*> types;
+  std::vector<param_set> params;
+  for (const auto& d : spec.subsystems) {
+    const subsystem_type* t = find_subsystem_type(d.type);
+    if (t == nullptr) fail(d.at, d.at.key + ".type", "unknown subsystem type \"" + d.type + "\"");
+    types.push_back(t);
+    params.push_back(resolve_parameters(*t, d.parameters, d.at.where, d.at.key + ".parameters"));
+  }
+  auto index_of = [&](const std::string& name) {
+    for (std::size_t i = 0; i < spec.subsystems.size(); ++i)
+      if (spec.subsystems[i].name == name) return i;
+    return spec.subsystems.size();
+  };
+  // 2. Initialisation steps spanning subsystems (e.g. 003 Sect. 1.3): they write start
+  // values, which the file must then leave to them.
+  for (const auto& in : spec.initialization) {
+    const init_type* t = find_init_type(in.type);
+    if (t == nullptr) fail(in.at, in.at.key + ".type", "unknown initialisation \"" + in.type + "\"");
+    std::map<std::string, param_set*> by_role;
+    for (const auto& role : t->roles) {
+      const auto it = in.roles.find(role.name);
+      if (it == in.roles.end()) fail(in.at, in.at.key + "." + role.name, "missing");
+      const std::size_t i = index_of(it->second);
+      if (i == spec.subsystems.size())
+        fail(in.at, in.at.key + "." + role.name, "no subsystem named '" + it->second + "'");
+      if (std::find(role.types.begin(), role.types.end(), spec.subsystems[i].type) ==
+          role.types.end())
+        fail(in.at, in.at.key + "." + role.name,
+             "subsystem '" + it->second + "' has type \"" + spec.subsystems[i].type +
+                 "\", not one this role accepts");
+      for (const auto& pd : types[i]->parameters)
+        if (pd.start_value && spec.subsystems[i].parameters.count(pd.name) != 0)
+          fail(spec.subsystems[i].at, spec.subsystems[i].at.key + ".parameters." + pd.name,
+               "is a start value that " + in.at.key + " (" + t->name +
+                   ") computes; remove it, or remove that initialization");
+      by_role[role.name] = &params[i];
+    }
+    try {
+      t->apply(by_role);
+    } catch (const error& e) {
+      fail(in.at, in.at.key, std::string(t->name) + ": " + e.what());
+    }
+  }
+  // 3. Subsystems, in the spec's order.
+  for (std::size_t i = 0; i < spec.subsystems.size(); ++i) {
+    const subsystem_decl& d = spec.subsystems[i];
+    const auto it = sc.subsystems.find(d.name);
+    const std::string integrator =
+        it != sc.subsystems.end() && !it->second.integrator.empty() ? it->second.integrator
+                                                                    : types[i]->integrators.front();
+    try {
+      sys.add(types[i]->create(d.name, params[i], integrator));
+    } catch (const error& e) {
+      fail(d.at, d.at.key, e.what());
+    }
+  }
+  // 4. Sources, then 5. connections (both feed inputs: an input fed twice fails here).
+  for (const auto& d : spec.sources) {
+    const port_ref p = find_port(sys, d.at, d.at.key + ".to", d.to, true);
+    input_port& in = sys.at(p.sub).input(p.port);
+    if (in.connected()) fail(d.at, d.at.key + ".to", "input " + d.to + " is fed twice");
+    const std::size_t i = index_of(sys.at(p.sub).name());
+    const subsystem_type* type = i < types.size() ? types[i] : nullptr;
+    const param_set* ps = i < params.size() ? &params[i] : nullptr;
+    if (d.signal.rfind("driver:", 0) == 0) {
+      const auto st = type != nullptr ? type->start_params.find(in.desc().name)
+                                      : decltype(type->start_params.end()){};
+      const double initial = type != nullptr && st != type->start_params.end()
+                                 ? real_param(*ps, st->second)
+                                 : 0.0;
+      try {
+        connect_driver_channel(sc, b, d.signal.substr(7), d.to, initial);
+      } catch (const error& e) {
+        fail(d.at, d.at.key + ".signal", e.what());
+      }
+      continue;
+    }
+    b.sources.push_back(make_signal(sc, d, type, ps, in.desc().name));
+    in.bind_source(b.sources.back().get());
+  }
+  for (const auto& c : spec.connections) {
+    const port_ref a = find_port(sys, c.at, c.at.key + ".from", c.from, false);
+    const port_ref t = find_port(sys, c.at, c.at.key + ".to", c.to, true);
+    const port_desc& out = sys.at(a.sub).output_desc(a.port);
+    const input_port& in = sys.at(t.sub).input(t.port);
+    if (out.unit != in.desc().unit)
+      fail(c.at, c.at.key,
+           "cannot connect " + c.from + " [" + out.unit + "] to " + c.to + " [" + in.desc().unit +
+               "]: units differ");
+    if (in.connected()) fail(c.at, c.at.key + ".to", "input " + c.to + " is fed twice");
+    sys.connect(c.from, c.to);
+  }
+  // 6. Power bonds: effort one way, flow back the other (000 Sect. 3.1).
+  for (const auto& bd : spec.bonds) {
+    power_bond bond;
+    bond.name = bd.name;
+    for (std::size_t j = 0; j < bd.terms.size(); ++j) {
+      const std::string tk = bd.at.key + ".terms[" + std::to_string(j) + "]";
+      const bond_term_decl& td = bd.terms[j];
+      bond_term t;
+      t.effort = connection_of(sys, bd.at, tk + ".effort", td.effort);
+      t.flow = connection_of(sys, bd.at, tk + ".flow", td.flow);
+      t.gain = td.gain;
+      const connection& e = sys.connections()[t.effort];
+      const connection& f = sys.connections()[t.flow];
+      if (e.from != f.to || e.to != f.from)
+        fail(bd.at, tk,
+             "effort \"" + td.effort + "\" and flow \"" + td.flow +
+                 "\" do not pair up: the flow must run back from the effort's consumer to its "
+                 "producer (000 Sect. 3.1)");
+      bond.terms.push_back(t);
+    }
+    sys.add_bond(std::move(bond));
+  }
+  // 7. Recorded columns.
+  for (std::size_t i = 0; i < spec.record.size(); ++i) {
+    const record_decl& r = spec.record[i];
+    try {
+      sys.add_probe(r.as.empty() ? r.ref : r.as, r.ref);
+    } catch (const error& e) {
+      throw error(errc::config_value, sc.file + ": output.record[" + std::to_string(i) +
+                                          "] = \"" + r.ref + "\": " + e.what());
+    }
+  }
+  add_drivers(sc, b);  // no-op for drivers a source already added
+  // Every input fed, and no loop a non-iterative scheme cannot order.
+  std::string unfed;
+  for (std::size_t s = 0; s < sys.size(); ++s)
+    for (std::size_t i = 0; i < sys.at(s).input_count(); ++i)
+      if (!sys.at(s).input(i).connected())
+        unfed += (unfed.empty() ? "" : ", ") + ref_of(sys, s, i, true);
+  if (!unfed.empty())
+    throw error(errc::config_value, sc.file + ": input" +
+                                        (unfed.find(',') != std::string::npos ? "s " : " ") +
+                                        unfed +
+                                        " fed by nothing: add a [[connections]] or [[sources]] "
+                                        "entry for each");
+  check_loops(sc, sys);
+}
+
+void apply_connection_orders(const scenario& sc, built_scenario& b) {
+  for (const auto& c : sc.system.connections) {
+    if (!c.hold && !c.extrapolation) continue;
+    const connection& cn = b.sys.connections()[b.sys.connection_to(c.to)];
+    b.sys.at(cn.to).input(cn.input).set_order(c.hold ? 0 : *c.extrapolation);
+  }
+}
+
+}  // namespace cosim::config

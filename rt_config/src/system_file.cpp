@@ -1,0 +1,273 @@
+// Reads the open system description of a system file: [subsystems.NAME] (type, step,
+// integrator, parameters), [[initialization]], [[connections]], [[bonds]], [[sources]]
+// and [output] record (docs/systems.md). Every error names file, line, key and value.
+#include "system_file.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cosim/rt_config/type_registry.hpp"
+#include "cosim/runtime/extrapolation.hpp"
+
+namespace cosim::config {
+
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& e : v) s += (s.empty() ? "" : ", ") + e;
+  return s;
+}
+
+std::string known_types() {
+  std::vector<std::string> names;
+  for (const auto& t : subsystem_types()) names.push_back(t.name);
+  return join(names);
+}
+
+// TOML value -> param_value (numbers, integers, booleans, strings, arrays of numbers or of
+// strings); anything else fails naming the key.
+param_value to_param(config_reader& r, const std::string& key, const toml::node& n) {
+  if (const auto* v = n.as_floating_point()) return v->get();
+  if (const auto* v = n.as_integer()) return v->get();
+  if (const auto* v = n.as_boolean()) return v->get();
+  if (const auto* v = n.as_string()) return v->get();
+  if (const auto* a = n.as_array()) {
+    if (a->empty()) return std::vector<double>{};
+    if ((*a)[0].is_string()) {
+      std::vector<std::string> out;
+      for (const auto& e : *a) {
+        if (!e.is_string()) r.fail(key, "an array parameter holds only strings or only numbers");
+        out.push_back(e.as_string()->get());
+      }
+      return out;
+    }
+    std::vector<double> out;
+    for (const auto& e : *a) {
+      if (e.is_floating_point())
+        out.push_back(e.as_floating_point()->get());
+      else if (e.is_integer())
+        out.push_back(static_cast<double>(e.as_integer()->get()));
+      else
+        r.fail(key, "an array parameter holds only strings or only numbers");
+    }
+    return out;
+  }
+  r.fail(key, "a parameter is a number, boolean, string or an array of numbers or strings");
+}
+
+// "subsystem.port" with both parts non-empty.
+void check_ref(config_reader& r, const std::string& key, const std::string& ref) {
+  const auto dot = ref.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == ref.size())
+    r.fail(key, "must name a port as \"subsystem.port\"");
+}
+
+std::size_t array_size(config_reader& r, const std::string& key) {
+  const toml::node* n = r.table().at_path(key).node();
+  if (n == nullptr) return 0;
+  const toml::array* a = n->as_array();
+  if (a == nullptr || !a->is_array_of_tables())
+    r.fail(key, "must be an array of tables ([[" + key + "]] sections)");
+  return a->size();
+}
+
+// Keys of an array element / table other than `allowed` are unknown (check_all_read would
+// report them too, but with the list of what is allowed here).
+void only_keys(config_reader& r, const std::string& key, const std::vector<std::string>& allowed) {
+  const toml::node* n = r.table().at_path(key).node();
+  if (n == nullptr || !n->is_table()) return;
+  for (const auto& [k, v] : *n->as_table()) {
+    const std::string name(k.str());
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end())
+      throw error(errc::config_key, r.where(key + "." + name) + ": unknown key '" + key + "." +
+                                        name + "' (allowed: " + join(allowed) + ")");
+  }
+}
+
+origin at(config_reader& r, const std::string& key) {
+  return {r.where(key), key};
+}
+
+}  // namespace
+
+std::vector<std::string> read_system_subsystems(config_reader& r, scenario& sc) {
+  const toml::node* root = r.table().at_path("subsystems").node();
+  if (root == nullptr || !root->is_table() || root->as_table()->empty())
+    r.fail("subsystems", "a system file needs at least one [subsystems.NAME] table");
+  // toml++ keeps keys sorted; the file's order (by line) is the system's order.
+  std::vector<std::pair<std::int64_t, std::string>> by_line;
+  for (const auto& [k, v] : *root->as_table()) {
+    if (!v.is_table())
+      r.fail("subsystems." + std::string(k.str()), "must be a table [subsystems.NAME]");
+    by_line.emplace_back(v.source().begin.line, std::string(k.str()));
+  }
+  std::stable_sort(by_line.begin(), by_line.end());
+  std::vector<std::string> names;
+  for (const auto& [line, name] : by_line) {
+    const std::string key = "subsystems." + name;
+    if (name.find('.') != std::string::npos || name.empty())
+      r.fail(key, "a subsystem name may not contain '.'");
+    subsystem_decl d;
+    d.name = name;
+    d.at = at(r, key);
+    d.type = r.get_string(key + ".type");
+    const subsystem_type* t = find_subsystem_type(d.type);
+    if (t == nullptr)
+      r.fail(key + ".type", "unknown subsystem type (known: " + known_types() +
+                                "; `cosim types` describes them)");
+    if (const toml::node* p = r.table().at_path(key + ".parameters").node()) {
+      if (!p->is_table()) r.fail(key + ".parameters", "must be a table of parameters");
+      for (const auto& [k, v] : *p->as_table()) {
+        const std::string pk = key + ".parameters." + std::string(k.str());
+        d.parameters[std::string(k.str())] = to_param(r, pk, v);
+        r.ignore(pk);
+      }
+      r.ignore(key + ".parameters");
+    }
+    // Checked here, with the line, as well as when built.
+    (void)resolve_parameters(*t, d.parameters, r.where(key + ".parameters"), key + ".parameters");
+    only_keys(r, key, {"type", "step", "integrator", "smoothing", "non_matching", "parameters"});
+    names.push_back(name);
+    sc.system.subsystems.push_back(std::move(d));
+  }
+  return names;
+}
+
+void read_system_rest(config_reader& r, scenario& sc) {
+  system_spec& s = sc.system;
+  auto subsystem_of = [&](const std::string& key, const std::string& ref) {
+    check_ref(r, key, ref);
+    const std::string sub = ref.substr(0, ref.find('.'));
+    if (s.find(sub) == nullptr) {
+      std::vector<std::string> names;
+      for (const auto& d : s.subsystems) names.push_back(d.name);
+      // Driver channels are ports too ([drivers.NAME]).
+      bool driver = false;
+      for (const auto& d : sc.drivers) driver = driver || d.name == sub;
+      if (!driver) r.fail(key, "unknown subsystem '" + sub + "' (subsystems: " + join(names) + ")");
+    }
+    return sub;
+  };
+
+  for (std::size_t i = 0, n = array_size(r, "initialization"); i < n; ++i) {
+    const std::string key = "initialization[" + std::to_string(i) + "]";
+    init_decl d;
+    d.at = at(r, key);
+    d.type = r.get_string(key + ".type");
+    const init_type* t = find_init_type(d.type);
+    if (t == nullptr) {
+      std::vector<std::string> names;
+      for (const auto& it : init_types()) names.push_back(it.name);
+      r.fail(key + ".type", "unknown initialisation (known: " + join(names) + ")");
+    }
+    std::vector<std::string> allowed{"type"};
+    for (const auto& role : t->roles) {
+      allowed.push_back(role.name);
+      const std::string rk = key + "." + role.name;
+      d.roles[role.name] = r.get_string(rk);
+      const subsystem_decl* sub = s.find(d.roles[role.name]);
+      if (sub == nullptr) r.fail(rk, "names no subsystem of this system");
+      if (std::find(role.types.begin(), role.types.end(), sub->type) == role.types.end())
+        r.fail(rk, "subsystem '" + sub->name + "' has type \"" + sub->type + "\"; role " +
+                       role.name + " of " + t->name + " needs " + join(role.types));
+    }
+    only_keys(r, key, allowed);
+    s.initialization.push_back(std::move(d));
+  }
+
+  for (std::size_t i = 0, n = array_size(r, "connections"); i < n; ++i) {
+    const std::string key = "connections[" + std::to_string(i) + "]";
+    connection_decl c;
+    c.at = at(r, key);
+    c.from = r.get_string(key + ".from");
+    (void)subsystem_of(key + ".from", c.from);
+    c.to = r.get_string(key + ".to");
+    (void)subsystem_of(key + ".to", c.to);
+    if (auto e = r.opt_int(key + ".extrapolation")) {
+      if (*e < 0 || *e > max_extrapolation_order)
+        r.fail(key + ".extrapolation", "must be an integer from 0 to 4 (polynomial order)");
+      c.extrapolation = static_cast<int>(*e);
+    }
+    c.hold = r.opt_bool(key + ".hold").value_or(false);
+    if (c.hold && c.extrapolation.value_or(0) != 0)
+      r.fail(key + ".hold", "holds the last value: it cannot also extrapolate with order " +
+                                std::to_string(*c.extrapolation));
+    only_keys(r, key, {"from", "to", "extrapolation", "hold"});
+    s.connections.push_back(std::move(c));
+  }
+
+  for (std::size_t i = 0, n = array_size(r, "bonds"); i < n; ++i) {
+    const std::string key = "bonds[" + std::to_string(i) + "]";
+    bond_decl b;
+    b.at = at(r, key);
+    b.name = r.get_string(key + ".name");
+    const std::size_t nt = array_size(r, key + ".terms");
+    if (nt == 0) r.fail(key + ".terms", "a bond needs at least one {effort, flow} term");
+    for (std::size_t j = 0; j < nt; ++j) {
+      const std::string tk = key + ".terms[" + std::to_string(j) + "]";
+      bond_term_decl t;
+      t.effort = r.get_string(tk + ".effort");
+      t.flow = r.get_string(tk + ".flow");
+      for (const auto& [k, v] : {std::pair{"effort", t.effort}, {"flow", t.flow}})
+        if (v.find(" -> ") == std::string::npos)
+          r.fail(tk + "." + k, "must name a connection as \"subsystem.output -> subsystem.input\"");
+      if (auto g = r.opt_double(tk + ".gain")) {
+        if (!std::isfinite(*g) || *g == 0.0) r.fail(tk + ".gain", "must be finite and non-zero");
+        t.gain = *g;
+      }
+      only_keys(r, tk, {"effort", "flow", "gain"});
+      b.terms.push_back(std::move(t));
+    }
+    only_keys(r, key, {"name", "terms"});
+    s.bonds.push_back(std::move(b));
+  }
+
+  for (std::size_t i = 0, n = array_size(r, "sources"); i < n; ++i) {
+    const std::string key = "sources[" + std::to_string(i) + "]";
+    source_decl src;
+    src.at = at(r, key);
+    src.to = r.get_string(key + ".to");
+    (void)subsystem_of(key + ".to", src.to);
+    src.signal = r.get_string(key + ".signal");
+    for (const char* a : {"amplitude", "time", "width", "frequency"})
+      if (auto v = r.opt_double(key + "." + a)) src.args[a] = *v;
+    only_keys(r, key, {"to", "signal", "amplitude", "time", "width", "frequency"});
+    s.sources.push_back(std::move(src));
+  }
+
+  if (r.has("output")) {
+    only_keys(r, "output", {"record"});
+    const toml::node* rec = r.table().at_path("output.record").node();
+    const toml::array* arr = rec != nullptr ? rec->as_array() : nullptr;
+    if (rec != nullptr && arr == nullptr)
+      r.fail("output.record", "must be an array of \"subsystem.variable\" or {ref, as} tables");
+    if (arr != nullptr)
+      for (std::size_t i = 0; i < arr->size(); ++i) {
+        const std::string key = "output.record[" + std::to_string(i) + "]";
+        record_decl d;
+        if (const auto* str = (*arr)[i].as_string()) {
+          d.ref = str->get();
+        } else if ((*arr)[i].is_table()) {
+          d.ref = r.get_string(key + ".ref");
+          d.as = r.opt_string(key + ".as").value_or("");
+          only_keys(r, key, {"ref", "as"});
+        } else {
+          r.fail("output.record", "entry " + std::to_string(i + 1) +
+                                      " must be \"subsystem.variable\" or {ref = ..., as = ...}");
+        }
+        (void)subsystem_of("output.record", d.ref);
+        s.record.push_back(std::move(d));
+      }
+    r.ignore("output.record");
+  }
+  std::vector<std::string> columns;
+  for (const auto& d : s.record) {
+    const std::string c = d.as.empty() ? d.ref : d.as;
+    if (std::find(columns.begin(), columns.end(), c) != columns.end() || c == "t")
+      r.fail("output.record", "column \"" + c + "\" appears twice (use `as` to rename one)");
+    columns.push_back(c);
+  }
+}
+
+}  // namespace cosim::config

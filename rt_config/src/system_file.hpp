@@ -1,0 +1,26 @@
+#pragma once
+// Reading a system file's open description (system_file.cpp), and building a system from
+// a system_spec (system_build.cpp). Internal to rt_config.
+#include <string>
+#include <vector>
+
+#include "cosim/rt_config/config_reader.hpp"
+#include "cosim/rt_config/scenario.hpp"
+
+namespace cosim::config {
+
+/// Reads [subsystems.NAME] type and parameters into sc.system (in file order) and returns
+/// the names. Step, integrator and multirate keys are read by the scenario reader.
+std::vector<std::string> read_system_subsystems(config_reader& r, scenario& sc);
+
+/// Reads [[initialization]], [[connections]], [[bonds]], [[sources]] and [output].
+void read_system_rest(config_reader& r, scenario& sc);
+
+/// Builds sc.system into b.sys: resolved parameters, initialisation steps, subsystems,
+/// sources, connections, bonds, recorded columns; checks completeness and algebraic loops.
+void build_system(const scenario& sc, built_scenario& b);
+
+/// Per-connection extrapolation / hold of sc.system, after the [coupling] defaults.
+void apply_connection_orders(const scenario& sc, built_scenario& b);
+
+}  // namespace cosim::config
