@@ -70,8 +70,18 @@ command add_run_command(CLI::App& app) {
                   "Override a scenario key, e.g. --set run.macro_step=0.01 (repeatable)")
       ->type_name("KEY=VALUE");
   run->add_option("--out", req->out_dir, "Output directory (default: results/<scenario name>)");
+  auto print_system = std::make_shared<bool>(false);
+  run->add_flag("--print-system", *print_system,
+                "Print the scenario as a system file ([subsystems.*], [[connections]], ...) and "
+                "exit without running: a [model] preset shows its expansion. The printed file "
+                "runs to the same results.csv");
   run->footer(keys_help());
-  return {run, [req] {
+  return {run, [req, print_system] {
+            if (*print_system) {
+              std::fputs(config::system_toml(config::load_scenario(req->scenario, req->sets)).c_str(),
+                         stdout);
+              return 0;
+            }
             if (req->out_dir.empty())
               req->out_dir = "results/" + fs::path(req->scenario).stem().string();
             install_signal_handlers();

@@ -105,6 +105,10 @@ std::unique_ptr<built_scenario> build(const scenario& sc);
 /// The resolved configuration as a JSON object (for summary.json).
 std::string to_json(const scenario& sc);
 
+/// The scenario as a system file (`cosim run X --print-system`): a preset's expansion, or
+/// a system file written back; it runs to the same results.csv.
+std::string system_toml(const scenario& sc);
+
 /// Builds the threaded-executor options of a scenario (per subsystem index of b.sys).
 threaded_options make_threaded_options(const scenario& sc, const built_scenario& b);
 

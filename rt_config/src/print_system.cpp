@@ -1,0 +1,243 @@
+// `cosim run X --print-system`: a scenario (a preset or a system file) written back as a
+// system file that runs to the same result. Numbers are printed shortest-round-trip, so
+// reading the file back gives the same doubles bit for bit.
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+#include "cosim/rt_config/scenario.hpp"
+#include "cosim/rt_config/type_registry.hpp"
+
+namespace cosim::config {
+
+namespace {
+
+std::string num(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (std::isnan(v)) return "nan";
+  char buf[64];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, res.ptr);
+  // A TOML float needs a fraction or an exponent.
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string str(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned>(c));
+      out += esc;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// Bare TOML key when possible, else quoted.
+std::string key(const std::string& k) {
+  bool bare = !k.empty();
+  for (char c : k)
+    bare = bare && (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-');
+  return bare ? k : str(k);
+}
+
+std::string strs(const std::vector<std::string>& v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + str(v[i]);
+  return s + "]";
+}
+
+std::string nums(const std::vector<double>& v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + num(v[i]);
+  return s + "]";
+}
+
+std::string value(const param_value& v) {
+  struct visitor {
+    std::string operator()(double x) const { return num(x); }
+    std::string operator()(std::int64_t x) const { return std::to_string(x); }
+    std::string operator()(bool x) const { return x ? "true" : "false"; }
+    std::string operator()(const std::string& x) const { return str(x); }
+    std::string operator()(const std::vector<double>& x) const { return nums(x); }
+    std::string operator()(const std::vector<std::string>& x) const { return strs(x); }
+  };
+  return std::visit(visitor{}, v);
+}
+
+void print_drivers(std::ostringstream& o, const scenario& sc) {
+  for (const auto& d : sc.drivers) {
+    const bool input = d.direction == drivers::driver_direction::input;
+    o << "\n[drivers." << key(d.name) << "]\n";
+    o << "direction = " << str(input ? "input" : "output") << "\n";
+    o << "backend = " << str(d.backend) << "\n";
+    o << "bind = " << str(d.bind) << "\n";
+    o << "type = "
+      << str(d.type == drivers::message_type::command         ? "command"
+             : d.type == drivers::message_type::valve_command ? "valve_command"
+                                                              : "valve_feedback")
+      << "\n";
+    std::vector<std::string> names, from;
+    std::vector<double> mins, maxs, initial, safe;
+    bool any_min = false, any_max = false, any_initial = false;
+    for (const auto& c : d.channels) {
+      names.push_back(c.name);
+      mins.push_back(c.min);
+      maxs.push_back(c.max);
+      any_min = any_min || std::isfinite(c.min);
+      any_max = any_max || std::isfinite(c.max);
+      initial.push_back(c.initial);
+      any_initial = any_initial || c.initial_set;
+      safe.push_back(c.safe_value);
+      from.push_back(c.from);
+    }
+    o << "channels = " << strs(names) << "\n";
+    if (any_min) o << "min = " << nums(mins) << "\n";
+    if (any_max) o << "max = " << nums(maxs) << "\n";
+    if (input) {
+      o << "peers = " << strs(d.peers) << "\n";
+      if (any_initial) o << "initial = " << nums(initial) << "\n";
+      o << "stale_after = " << num(d.stale_after) << "\n";
+      o << "stop_after = " << num(d.stop_after) << "\n";
+      o << "startup_timeout = " << num(d.startup_timeout) << "\n";
+    } else {
+      o << "to = " << str(d.to) << "\n";
+      o << "from = " << strs(from) << "\n";
+      o << "safe_value = " << nums(safe) << "\n";
+      o << "safe_repeats = " << d.safe_repeats << "\n";
+    }
+    if (d.cpu != -1) o << "cpu = " << d.cpu << "\n";
+    if (d.priority != 0) o << "priority = " << d.priority << "\n";
+  }
+}
+
+}  // namespace
+
+std::string system_toml(const scenario& sc) {
+  std::ostringstream o;
+  o << "# " << (sc.preset ? "Expanded from " : "Written back from ") << sc.file;
+  if (sc.preset) o << " (preset model.name = " << str(sc.model) << ")";
+  o << " by `cosim run --print-system`.\n# It runs to the same results.csv as the original.\n";
+
+  o << "\n[run]\n";
+  o << "mode = " << str(to_string(sc.run.mode)) << "\n";
+  o << "duration = " << num(sc.run.duration) << "\n";
+  o << "macro_step = " << num(sc.run.macro_step) << "\n";
+  o << "scheme = " << str(sc.run.scheme) << "\n";
+  // run.sync resolves to this order (004 Sect. 2.1); drivers are appended by [drivers.*].
+  std::vector<std::string> order;
+  for (const auto& n : sc.run.order) {
+    bool driver = false;
+    for (const auto& d : sc.drivers) driver = driver || d.name == n;
+    if (!driver) order.push_back(n);
+  }
+  o << "order = " << strs(order) << "\n";
+  if (sc.run.output_interval > 0.0) o << "output_interval = " << num(sc.run.output_interval) << "\n";
+  if (sc.rt.ring_capacity != realtime_config{}.ring_capacity)
+    o << "ring_capacity = " << sc.rt.ring_capacity << "\n";
+  if (!sc.rt.lock_memory) o << "lock_memory = false\n";
+  if (sc.rt.timing_csv) o << "timing_csv = true\n";
+
+  o << "\n[coupling]\nextrapolation = " << sc.coupling.extrapolation << "\n";
+  if (!sc.coupling.order.empty()) {
+    o << "\n[coupling.order]\n";
+    for (const auto& [ref, ord] : sc.coupling.order) o << str(ref) << " = " << ord << "\n";
+  }
+  if (std::isfinite(sc.safety.energy_residual_limit) ||
+      std::isfinite(sc.safety.residual_power_limit)) {
+    o << "\n[safety]\n";
+    if (std::isfinite(sc.safety.energy_residual_limit))
+      o << "energy_residual_limit = " << num(sc.safety.energy_residual_limit) << "\n";
+    if (std::isfinite(sc.safety.residual_power_limit))
+      o << "residual_power_limit = " << num(sc.safety.residual_power_limit) << "\n";
+  }
+
+  for (const auto& d : sc.system.subsystems) {
+    o << "\n[subsystems." << key(d.name) << "]\n";
+    o << "type = " << str(d.type) << "\n";
+    const auto it = sc.subsystems.find(d.name);
+    if (it != sc.subsystems.end()) {
+      const subsystem_config& c = it->second;
+      // The step only when it is not what the type would choose for this H.
+      const subsystem_type* t = find_subsystem_type(d.type);
+      bool print_step = c.step_set || t == nullptr;
+      if (!print_step) {
+        const param_set p = resolve_parameters(*t, d.parameters, d.at.where, d.at.key);
+        print_step = to_duration(t->default_step(sc.run.macro_step, p)) != to_duration(c.step);
+      }
+      if (print_step) o << "step = " << num(c.step) << "\n";
+      o << "integrator = " << str(c.integrator) << "\n";
+      if (c.smoothing) o << "smoothing = true\n";
+      if (c.non_matching) o << "non_matching = true\n";
+    }
+    if (!d.parameters.empty()) {
+      o << "\n[subsystems." << key(d.name) << ".parameters]\n";
+      for (const auto& [k, v] : d.parameters) o << key(k) << " = " << value(v) << "\n";
+    }
+  }
+  for (const auto& in : sc.system.initialization) {
+    o << "\n[[initialization]]\ntype = " << str(in.type) << "\n";
+    for (const auto& [role, sub] : in.roles) o << key(role) << " = " << str(sub) << "\n";
+  }
+  for (const auto& c : sc.system.connections) {
+    o << "\n[[connections]]\nfrom = " << str(c.from) << "\nto = " << str(c.to) << "\n";
+    if (c.extrapolation) o << "extrapolation = " << *c.extrapolation << "\n";
+    if (c.hold) o << "hold = true\n";
+  }
+  for (const auto& b : sc.system.bonds) {
+    o << "\n[[bonds]]\nname = " << str(b.name) << "\nterms = [\n";
+    for (const auto& t : b.terms) {
+      o << "  { effort = " << str(t.effort) << ", flow = " << str(t.flow);
+      if (t.gain != 1.0) o << ", gain = " << num(t.gain);
+      o << " },\n";
+    }
+    o << "]\n";
+  }
+  for (const auto& s : sc.system.sources) {
+    o << "\n[[sources]]\nto = " << str(s.to) << "\nsignal = " << str(s.signal) << "\n";
+    for (const auto& [k, v] : s.args) o << key(k) << " = " << num(v) << "\n";
+  }
+  if (!sc.system.record.empty()) {
+    o << "\n[output]\nrecord = [\n";
+    for (const auto& r : sc.system.record) {
+      if (r.as.empty())
+        o << "  " << str(r.ref) << ",\n";
+      else
+        o << "  { ref = " << str(r.ref) << ", as = " << str(r.as) << " },\n";
+    }
+    o << "]\n";
+  }
+
+  for (const auto& [name, t] : sc.rt.threads) {
+    const thread_setup def{};
+    if (t.cpu == def.cpu && t.priority == def.priority && t.stack_size == def.stack_size &&
+        t.budget_s == def.budget_s)
+      continue;
+    o << "\n[threads." << key(name) << "]\n";
+    if (t.cpu != def.cpu) o << "cpu = " << t.cpu << "\n";
+    if (t.priority != def.priority) o << "priority = " << t.priority << "\n";
+    if (t.stack_size != def.stack_size) o << "stack_size = " << t.stack_size << "\n";
+    if (t.budget_s != def.budget_s) o << "budget = " << num(t.budget_s) << "\n";
+  }
+  const watchdog_setup wd{};
+  const watchdog_setup& w = sc.rt.watchdog;
+  if (w.cpu != wd.cpu || w.priority != wd.priority || w.max_overruns != wd.max_overruns ||
+      w.leak_steps != wd.leak_steps) {
+    o << "\n[watchdog]\n";
+    if (w.cpu != wd.cpu) o << "cpu = " << w.cpu << "\n";
+    if (w.priority != wd.priority) o << "priority = " << w.priority << "\n";
+    if (w.max_overruns != wd.max_overruns) o << "max_overruns = " << w.max_overruns << "\n";
+    if (w.leak_steps != wd.leak_steps) o << "leak_steps = " << w.leak_steps << "\n";
+  }
+  print_drivers(o, sc);
+  return o.str();
+}
+
+}  // namespace cosim::config
