@@ -17,7 +17,6 @@
 
 #include "cosim/rt_config/model_registry.hpp"
 #include "cosim/subsystems/oscillator.hpp"
-#include "cosim/subsystems/oscillator_subsystem.hpp"
 
 namespace cosim::config {
 
@@ -197,53 +196,98 @@ std::string mass_name(std::size_t i) {
   return "mass" + std::to_string(i + 1);
 }
 
-void build_oscillator(const scenario& sc, built_scenario& b) {
+// The preset as an open system (system_spec.hpp): masses of type oscillator.mass with the
+// partners' start values written out (000 Eq. (13)), the coupling connections and, for
+// f-d, one power bond per element (000 Sect. 3.1); columns x1..xn, v1..vn.
+system_spec expand_oscillator(const scenario& sc) {
   const osc::oscillator_definition d = definition(sc);
-  osc::validate(d);
   const bool fd = sc.option("coupling") == "f-d";
   const double n = d.spring_exponent, p = d.damper_exponent;
+  const std::string where = sc.file + ": model.name = \"" + sc.model + "\" (preset)";
 
-  std::vector<std::unique_ptr<osc::oscillator_mass>> masses;
-  for (std::size_t i = 0; i < d.size(); ++i) {
-    osc::integrator integ{};
-    const std::string& iname = sc.sub(mass_name(i)).integrator;
-    COSIM_INPUT_CHECK(osc::parse_integrator(iname, integ), errc::model,
-                      "unknown integrator '" + iname + "'");
-    masses.push_back(std::make_unique<osc::oscillator_mass>(
-        mass_name(i), osc::mass_spec{d.m[i], d.k[i], d.c[i], n, p, d.x0[i], d.v0[i]}, integ));
-  }
+  struct mass_elements {
+    std::vector<std::string> links, forces;
+    std::vector<double> k, c, x0, v0, f0;
+  };
+  std::vector<mass_elements> e(d.size());
   for (const osc::link& l : d.links) {
     const std::string ta = std::to_string(l.a + 1), tb = std::to_string(l.b + 1);
-    masses[l.a]->add_link(tb, l.k, l.c, d.x0[l.b], d.v0[l.b], fd);
+    auto add_link = [&](std::size_t owner, std::size_t partner, const std::string& tag) {
+      mass_elements& o = e[owner];
+      o.links.push_back(tag);
+      o.k.push_back(l.k);
+      o.c.push_back(l.c);
+      o.x0.push_back(d.x0[partner]);
+      o.v0.push_back(d.v0[partner]);
+    };
+    add_link(l.a, l.b, tb);
     if (fd) {
       // Force of the element at t0 (000 Eq. (13)), the value mass b starts with.
-      const double f0 = osc::power_law(l.k, n, d.x0[l.a] - d.x0[l.b]) +
-                        osc::power_law(l.c, p, d.v0[l.a] - d.v0[l.b]);
-      masses[l.b]->add_force(ta, f0);
+      e[l.b].forces.push_back(ta);
+      e[l.b].f0.push_back(osc::power_law(l.k, n, d.x0[l.a] - d.x0[l.b]) +
+                          osc::power_law(l.c, p, d.v0[l.a] - d.v0[l.b]));
     } else {
-      masses[l.b]->add_link(ta, l.k, l.c, d.x0[l.a], d.v0[l.a], false);
+      add_link(l.b, l.a, ta);
     }
   }
-  system& sys = b.sys;
-  for (auto& m : masses) sys.add(std::move(m));
+
+  system_spec s;
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    subsystem_decl sd;
+    sd.name = mass_name(i);
+    sd.type = "oscillator.mass";
+    sd.at = {where, "subsystems." + sd.name};
+    param_set& ps = sd.parameters;
+    ps["m"] = d.m[i];
+    ps["k"] = d.k[i];
+    ps["c"] = d.c[i];
+    ps["spring_exponent"] = n;
+    ps["damper_exponent"] = p;
+    ps["x0"] = d.x0[i];
+    ps["v0"] = d.v0[i];
+    if (!e[i].links.empty()) {
+      ps["coupling"] = std::string(fd ? "f-d" : "d-d");
+      ps["links"] = e[i].links;
+      ps["link_k"] = e[i].k;
+      ps["link_c"] = e[i].c;
+      ps["link_x0"] = e[i].x0;
+      ps["link_v0"] = e[i].v0;
+    }
+    if (!e[i].forces.empty()) {
+      ps["forces"] = e[i].forces;
+      ps["force_f0"] = e[i].f0;
+    }
+    s.subsystems.push_back(std::move(sd));
+  }
+  auto connect = [&](const std::string& from, const std::string& to) {
+    connection_decl c;
+    c.from = from;
+    c.to = to;
+    c.at = {where, "connections[" + std::to_string(s.connections.size()) + "]"};
+    s.connections.push_back(std::move(c));
+    return from + " -> " + to;
+  };
   for (const osc::link& l : d.links) {
     const std::string a = mass_name(l.a), bn = mass_name(l.b);
     const std::string ta = std::to_string(l.a + 1), tb = std::to_string(l.b + 1);
-    sys.connect(bn + ".x", a + ".x" + tb);
-    const std::size_t c_v = sys.connect(bn + ".v", a + ".v" + tb);
+    connect(bn + ".x", a + ".x" + tb);
+    const std::string c_v = connect(bn + ".v", a + ".v" + tb);
     if (fd) {
-      const std::size_t c_f = sys.connect(a + ".f", bn + ".f" + ta);
+      const std::string c_f = connect(a + ".f", bn + ".f" + ta);
       // Power into mass b through the element: f * v_b (000 Sect. 3.1).
-      sys.add_bond({"link" + ta + tb, {{c_f, c_v, 1.0}}});
+      s.bonds.push_back({"link" + ta + tb,
+                         {{c_f, c_v, 1.0}},
+                         {where, "bonds[" + std::to_string(s.bonds.size()) + "]"}});
     } else {
-      sys.connect(a + ".x", bn + ".x" + ta);
-      sys.connect(a + ".v", bn + ".v" + ta);
+      connect(a + ".x", bn + ".x" + ta);
+      connect(a + ".v", bn + ".v" + ta);
     }
   }
   for (std::size_t i = 0; i < d.size(); ++i)
-    sys.add_probe("x" + std::to_string(i + 1), mass_name(i) + ".x");
+    s.record.push_back({mass_name(i) + ".x", "x" + std::to_string(i + 1)});
   for (std::size_t i = 0; i < d.size(); ++i)
-    sys.add_probe("v" + std::to_string(i + 1), mass_name(i) + ".v");
+    s.record.push_back({mass_name(i) + ".v", "v" + std::to_string(i + 1)});
+  return s;
 }
 
 const std::vector<std::string> integrators000{"trapezoidal", "semi-implicit-euler", "rk4"};
@@ -279,7 +323,7 @@ model_entry oscillator2_model_entry() {
   m.description = "two-mass linear oscillator of 000 App. A.1: subsystems mass1, mass2";
   m.subsystems = same_step_masses(2);
   m.read = read_oscillator2;
-  m.build = build_oscillator;
+  m.expand = expand_oscillator;
   m.keys = common_keys(2);
   m.keys.push_back({"model.case", "damping case 1 (c = 0), 2 (c = 0.01 Ns/m), 3 (c = 10 Ns/m)"});
   m.keys.push_back({"model.m1, m2, k1, k2, kc, c1, c2, cc",
@@ -293,7 +337,7 @@ model_entry oscillator3_model_entry() {
   m.description = "triple linear oscillator of 000 App. A.2: subsystems mass1, mass2, mass3";
   m.subsystems = same_step_masses(3);
   m.read = read_oscillator3;
-  m.build = build_oscillator;
+  m.expand = expand_oscillator;
   m.keys = common_keys(3);
   m.keys.push_back({"model.m1..m3, k1..k3, kc1, kc2, c1..c3, cc1, cc2",
                     "override 000 A.2 values (m = 10, 25, 100 kg; k = 10, 5, 100; kc = 100 N/m)"});
@@ -306,7 +350,7 @@ model_entry oscillator_nonlinear_model_entry() {
   m.description = "double oscillator with nonlinear damping, 000 App. A.3: mass1, mass2";
   m.subsystems = same_step_masses(2);
   m.read = read_nonlinear;
-  m.build = build_oscillator;
+  m.expand = expand_oscillator;
   m.keys = common_keys(2);
   m.keys.push_back({"model.damper_exponent", "m of 000 Eq. (56), >= 1; default 2 (quadratic)"});
   m.keys.push_back({"model.spring_exponent", "n of 000 Eq. (55), >= 1; default 1 (linear)"});
@@ -331,7 +375,7 @@ model_entry oscillator004_model_entry() {
       {"mass2", [](double H) { return H; }, {"trapezoidal", "rk4", "semi-implicit-euler"}},
   };
   m.read = read_004;
-  m.build = build_oscillator;
+  m.expand = expand_oscillator;
   m.default_macro_step = [](const scenario& sc) {
     return sc.param("fr") / steps_per_cycle004;  // h2 = FR / (100 f1), f1 = 1 Hz
   };

@@ -43,7 +43,8 @@ void oscillator_mass::add_link(const std::string& tag, double k, double c, doubl
     COSIM_INPUT_CHECK(sending_link_ == npos, errc::model,
                       "oscillator mass '" + name() + "' can send only one coupling force");
     sending_link_ = links_.size() - 1;
-    const std::size_t o = add_output({"f", "N", port_role::effort});
+    // Direct feedthrough: f at t uses the neighbour's x and v at t (000 Eq. (24)).
+    const std::size_t o = add_output({"f", "N", port_role::effort, true});
     COSIM_DEMAND(o == out_f);
   }
 }
