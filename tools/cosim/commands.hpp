@@ -32,6 +32,7 @@ command add_tune_command(CLI::App& app);  // tune_command.cpp (002 Sect. 2.4)
 command add_reference_command(CLI::App& app);
 command add_sweep_command(CLI::App& app);
 command add_doctor_command(CLI::App& app);  // doctor_command.cpp (doctor.hpp)
+command add_types_command(CLI::App& app);   // types_command.cpp (type_registry.hpp)
 
 /// Text listing every --set key (for help footers); keys_command.cpp.
 std::string keys_help();
