@@ -2,15 +2,13 @@
 #include "cosim/rt_config/driver_wiring.hpp"
 #include "cosim/rt_config/model_registry.hpp"
 #include "cosim/subsystems/crane_subsystems.hpp"
-#include "cosim/subsystems/manoeuvre.hpp"
 #include "cosim/subsystems/rim_hydraulics.hpp"
 #include "rim_options.hpp"
+#include "types_crane.hpp"
 
 namespace cosim::config {
 
 namespace {
-
-constexpr double max_hydraulic_step = 2e-4;  // 003 Sect. 5: forward Euler limit
 
 void read_crane(config_reader& r, scenario& sc) {
   sc.options["coupling"] = r.opt_string("model.coupling").value_or("f-s");
@@ -25,78 +23,81 @@ void read_crane(config_reader& r, scenario& sc) {
   read_signal_source(r, sc, "kappa_source");  // manoeuvre | driver:<name>.<channel>
 }
 
-void build_crane(const scenario& sc, built_scenario& b) {
-  using namespace cosim::crane;
-  const mechanical_params mp{};
-  const hydraulic_params hp{};
-  const equilibrium eq = solve_equilibrium(mp, hp, 3);  // 003 Sect. 1.3
-  const coupling cpl = sc.option("coupling") == "f-s" ? coupling::force_displacement
-                                                      : coupling::pressure_displacement;
+// The preset as an open system (system_spec.hpp): the same subsystems, sources,
+// connections, bond and columns, in the same order, as the crane model built before it
+// became a preset, so the results stay byte-identical.
+system_spec expand_crane(const scenario& sc) {
+  const std::string where = sc.file + ": model.name = \"crane\" (preset)";
+  auto at = [&](const std::string& key) { return origin{where, key}; };
+  const bool fs = sc.option("coupling") == "f-s";
   const bool rim = crane_keys::interface_of(sc) == rim::interface_kind::rim;
-  auto mb = std::make_unique<crane_multibody>("multibody", mp, hp, cpl,
-                                              sc.sub("multibody").integrator == "trapezoidal"
-                                                  ? multibody_integrator::trapezoidal
-                                                  : multibody_integrator::semi_implicit_euler,
-                                              eq, rim, rim && crane_keys::rim_follows(sc));
-  const hydraulic_integrator hyi = sc.sub("hydraulics").integrator == "heun"
-                                       ? hydraulic_integrator::heun
-                                       : hydraulic_integrator::forward_euler;
-  std::unique_ptr<subsystem> hy;
-  std::size_t in_kappa = hydraulic_cylinder::in_kappa;
-  if (rim) {
-    // 001 Algorithm 2: the RIM and the cylinder in one unit, exchanging every h_H.
-    auto unit = std::make_unique<rim::hydraulics_unit<1>>(
-        "hydraulics", hp, std::array<rim::cylinder_start, 1>{rim::start_of(eq)},
-        rim::interface_kind::rim, hyi, crane_keys::force_output_of(sc));
-    in_kappa = unit->in_kappa(0);
-    hy = std::move(unit);
-  } else {
-    hy = std::make_unique<hydraulic_cylinder>("hydraulics", hp, cpl, hyi, eq);
-  }
-  subsystem* hyp = hy.get();
-  system& sys = b.sys;
-  sys.add(std::move(mb));
-  sys.add(std::move(hy));
+  const bool follow = rim && crane_keys::rim_follows(sc);
+  system_spec s;
 
-  if (crane_keys::is_test_input(sc)) {
-    b.sources.push_back(crane_keys::make_test_input(sc, eq.kappa0));
-  } else {
-    manoeuvre_kind mk{};
-    parse_manoeuvre(sc.option("manoeuvre"), mk);
-    b.sources.push_back(std::make_unique<manoeuvre>(mk, eq.kappa0));
-  }
-  if (!connect_driver_source(sc, b, "kappa_source",
-                             "hydraulics." + hyp->input(in_kappa).desc().name, eq.kappa0))
-    hyp->input(in_kappa).bind_source(b.sources.back().get());
+  subsystem_decl mb{"multibody", "crane.multibody", {}, at("subsystems.multibody")};
+  mb.parameters["coupling"] = std::string(fs ? "f-s" : "p-s");
+  if (rim) mb.parameters["rim_outputs"] = true;
+  if (follow) mb.parameters["rim_follow"] = true;
+  subsystem_decl hy{"hydraulics",
+                    rim ? "crane.rim_hydraulics" : "crane.hydraulics",
+                    {},
+                    at("subsystems.hydraulics")};
+  if (rim)
+    hy.parameters["force_output"] = sc.option("force_output");
+  else
+    hy.parameters["coupling"] = std::string(fs ? "f-s" : "p-s");
+  s.subsystems = {std::move(mb), std::move(hy)};
+  // 003 Sect. 1.3: the static equilibrium gives every start value.
+  s.initialization.push_back({"crane.equilibrium",
+                              {{"multibody", "multibody"}, {"hydraulics", "hydraulics"}},
+                              at("initialization[0]")});
 
-  sys.connect("multibody.s", "hydraulics.s");
-  const std::size_t c_sd = sys.connect("multibody.sd", "hydraulics.sd");
+  source_decl kappa{"hydraulics.kappa", "", {}, at("sources[0]")};
+  const auto ks = sc.options.find("kappa_source");
+  if (ks != sc.options.end() && ks->second.rfind("driver:", 0) == 0) {
+    kappa.signal = ks->second;  // a UDP input driver's channel (docs/drivers.md)
+  } else if (crane_keys::is_test_input(sc)) {
+    kappa.signal = sc.option("manoeuvre");
+    kappa.args = {{"amplitude", sc.param("test_amplitude")},
+                  {"time", sc.param("test_time")},
+                  {"width", sc.param("test_width")},
+                  {"frequency", sc.param("test_frequency")}};
+  } else {
+    kappa.signal = "manoeuvre:" + sc.option("manoeuvre");
+  }
+  s.sources.push_back(std::move(kappa));
+
+  auto connect = [&](const std::string& from, const std::string& to) {
+    s.connections.push_back({from, to, std::nullopt, false,
+                             at("connections[" + std::to_string(s.connections.size()) + "]")});
+    return from + " -> " + to;
+  };
+  connect("multibody.s", "hydraulics.s");
+  const std::string c_sd = connect("multibody.sd", "hydraulics.sd");
   if (rim) {
-    sys.connect("multibody.Mt_11", "hydraulics.Mt_11");
-    sys.connect("multibody.ft_1", "hydraulics.ft_1");
-    if (crane_keys::rim_follows(sc)) {
-      sys.connect("hydraulics.rim_s", "multibody.rim_s");
-      sys.connect("hydraulics.rim_sd", "multibody.rim_sd");
+    connect("multibody.Mt_11", "hydraulics.Mt_11");
+    connect("multibody.ft_1", "hydraulics.ft_1");
+    if (follow) {
+      connect("hydraulics.rim_s", "multibody.rim_s");
+      connect("hydraulics.rim_sd", "multibody.rim_sd");
     }
   }
-  if (cpl == coupling::force_displacement) {
-    const std::size_t c_fh = sys.connect("hydraulics.fh", "multibody.fh");
-    sys.add_bond({"actuator", {{c_fh, c_sd, 1.0}}});
+  if (fs) {
+    const std::string c_fh = connect("hydraulics.fh", "multibody.fh");
+    s.bonds.push_back({"actuator", {{c_fh, c_sd, 1.0}}, at("bonds[0]")});
   } else {
-    const std::size_t c_p1 = sys.connect("hydraulics.p1", "multibody.p1");
-    const std::size_t c_p2 = sys.connect("hydraulics.p2", "multibody.p2");
-    // Pressure x volume flow: f_h sd = (p2 - p1) a_p sd.
-    sys.add_bond({"actuator", {{c_p2, c_sd, hp.ap}, {c_p1, c_sd, -hp.ap}}});
+    const std::string c_p1 = connect("hydraulics.p1", "multibody.p1");
+    const std::string c_p2 = connect("hydraulics.p2", "multibody.p2");
+    // Pressure x volume flow: f_h sd = (p2 - p1) a_p sd (the preset's default a_p).
+    const double ap = crane::hydraulic_params{}.ap;
+    s.bonds.push_back({"actuator", {{c_p2, c_sd, ap}, {c_p1, c_sd, -ap}}, at("bonds[0]")});
   }
 
-  sys.add_probe("kappa", "hydraulics.kappa");
-  sys.add_probe("s", "multibody.s");
-  sys.add_probe("sd", "multibody.sd");
-  sys.add_probe("p1", "hydraulics.p1");
-  sys.add_probe("p2", "hydraulics.p2");
-  // f_h of 003 Eq. (8) as the hydraulics evaluate it (its sd input extrapolated to t);
-  // in f-s this is exactly the coupling output.
-  sys.add_probe("fh", "hydraulics.fh");
+  // f_h of 003 Eq. (8) as the hydraulics evaluate it (its sd input extrapolated to t); in
+  // f-s this is exactly the coupling output.
+  s.record = {{"hydraulics.kappa", "kappa"}, {"multibody.s", "s"},    {"multibody.sd", "sd"},
+              {"hydraulics.p1", "p1"},       {"hydraulics.p2", "p2"}, {"hydraulics.fh", "fh"}};
+  return s;
 }
 
 }  // namespace
@@ -106,14 +107,11 @@ model_entry crane_model_entry() {
   m.name = "crane";
   m.description = "hydraulic crane of paper 003: subsystems multibody, hydraulics";
   m.subsystems = {
-      {"multibody", [](double H) { return H; }, {"semi-implicit-euler", "trapezoidal"}},
-      // 003 Sect. 5: h_H = min(H, 0.2 ms); the largest step <= 0.2 ms dividing H.
-      {"hydraulics",
-       [](double H) { return dividing_step(H, max_hydraulic_step); },
-       {"forward-euler", "heun"}},
+      {"multibody", crane_steps::multibody, {"semi-implicit-euler", "trapezoidal"}},
+      {"hydraulics", crane_steps::hydraulics, {"forward-euler", "heun"}},
   };
   m.read = read_crane;
-  m.build = build_crane;
+  m.expand = expand_crane;
   m.reduced_interface = true;
   m.keys = {
       {"model.kappa_source",

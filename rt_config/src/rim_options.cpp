@@ -99,29 +99,10 @@ bool is_test_input(const scenario& sc) {
   return crane::parse_test_input(sc.option("manoeuvre"), kind);
 }
 
-std::unique_ptr<signal_source> make_test_input(const scenario& sc, double kappa0) {
-  crane::test_input_kind kind{};
-  crane::parse_test_input(sc.option("manoeuvre"), kind);
-  crane::test_input_params p;
-  p.v0 = kappa0;
-  p.amplitude = sc.param("test_amplitude");
-  p.t0 = sc.param("test_time");
-  p.width = sc.param("test_width");
-  p.frequency = sc.param("test_frequency");
-  return std::make_unique<crane::test_input>(kind, p);
-}
-
 rim::interface_kind interface_of(const scenario& sc) {
   rim::interface_kind k = rim::interface_kind::direct;
   rim::parse_interface(sc.option("interface"), k);
   return k;
-}
-
-rim::force_output force_output_of(const scenario& sc) {
-  rim::force_output f = rim::force_output::sample;
-  const auto it = sc.options.find("force_output");
-  if (it != sc.options.end()) rim::parse_force_output(it->second, f);
-  return f;
 }
 
 std::vector<key_doc> docs(const std::string& named_manoeuvres) {

@@ -2,13 +2,11 @@
 // Model keys shared by the crane models (crane, crane2): the coupling interface
 // (direct or RIM, 001 Sect. 3) and the valve command, a named manoeuvre or one of the
 // test inputs of 002 Eqs. (12)-(15).
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "cosim/rt_config/config_reader.hpp"
 #include "cosim/rt_config/scenario.hpp"
-#include "cosim/runtime/port.hpp"
 #include "cosim/subsystems/rim_hydraulics.hpp"
 
 namespace cosim::config::crane_keys {
@@ -24,11 +22,8 @@ void read_interface(config_reader& r, scenario& sc, const std::string& rim_unava
 void read_manoeuvre(config_reader& r, scenario& sc, const std::vector<std::string>& named);
 
 [[nodiscard]] bool is_test_input(const scenario& sc);
-/// The 002 test input around the equilibrium valve command kappa0.
-std::unique_ptr<signal_source> make_test_input(const scenario& sc, double kappa0);
 
 [[nodiscard]] rim::interface_kind interface_of(const scenario& sc);
-[[nodiscard]] rim::force_output force_output_of(const scenario& sc);
 /// model.rim_sync = "project": the multibody follows the RIM's interface state. Throws
 /// cosim::error naming the key unless the scheme lets the RIM step first.
 [[nodiscard]] bool rim_follows(const scenario& sc);

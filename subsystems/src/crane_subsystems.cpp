@@ -127,7 +127,8 @@ hydraulic_cylinder::hydraulic_cylinder(std::string name, hydraulic_params hp, co
   add_input({"sd", "m/s", port_role::flow});
   add_input({"kappa", "1", port_role::signal});
   if (coupling_ == coupling::force_displacement) {
-    add_output({"fh", "N", port_role::effort});
+    // 003 Eq. (8) with the received sd: direct feedthrough.
+    add_output({"fh", "N", port_role::effort, true});
   } else {
     add_output({"p1", "Pa", port_role::effort});
     add_output({"p2", "Pa", port_role::effort});

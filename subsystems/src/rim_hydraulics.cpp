@@ -52,8 +52,11 @@ hydraulics_unit<N>::hydraulics_unit(std::string name, crane::hydraulic_params hp
     for (int i = 0; i < N; ++i)
       in_ft_[i] = add_input({"ft_" + std::to_string(i + 1), "N", port_role::signal});
   }
+  // Direct: f_h uses the received sd at the output time (direct feedthrough); the RIM uses
+  // its own state.
   for (int i = 0; i < N; ++i)
-    out_fh_[i] = add_output({port_name("fh", i, N), "N", port_role::effort});
+    out_fh_[i] = add_output(
+        {port_name("fh", i, N), "N", port_role::effort, mode_ == interface_kind::direct});
   if (mode_ == interface_kind::rim)
     for (int i = 0; i < N; ++i) {
       out_rim_s_[i] = add_output({port_name("rim_s", i, N), "m", port_role::signal});
