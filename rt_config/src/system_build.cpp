@@ -19,7 +19,7 @@ namespace cosim::config {
 namespace {
 
 [[noreturn]] void fail(const origin& o, const std::string& key, const std::string& why) {
-  throw error(errc::config_value, o.where + ": " + key + ": " + why);
+  throw error(errc::config_value, o.where_of(key) + ": " + key + ": " + why);
 }
 
 class constant_signal final : public signal_source {
@@ -183,8 +183,10 @@ void check_loops(const scenario& sc, const system& sys) {
           if (subs.find(name) == std::string::npos) subs += (subs.empty() ? "" : ", ") + name;
         }
         path += ref_of(sys, nodes[m].sub, nodes[m].out, false);
+        const subsystem_decl* d = sc.system.find(sys.at(nodes[m].sub).name());
         throw error(errc::config_value,
-                    sc.file + ": algebraic loop between subsystems " + subs +
+                    (d != nullptr ? d->at.where + ": " + d->at.key : sc.file) +
+                        ": algebraic loop between subsystems " + subs +
                         ": outputs with direct feedthrough need each other at the same time (" +
                         path + "); run.scheme = \"" + sc.run.scheme +
                         "\" cannot order it. Break it with a state output on one side, or a "
@@ -369,7 +371,7 @@ void build_system(const scenario& sc, built_scenario& b) {
     const port_desc& out = sys.at(a.sub).output_desc(a.port);
     const input_port& in = sys.at(t.sub).input(t.port);
     if (out.unit != in.desc().unit)
-      fail(c.at, c.at.key,
+      fail(c.at, c.at.key + ".from",
            "cannot connect " + c.from + " [" + out.unit + "] to " + c.to + " [" + in.desc().unit +
                "]: units differ");
     if (in.connected()) fail(c.at, c.at.key + ".to", "input " + c.to + " is fed twice");
@@ -409,13 +411,18 @@ void build_system(const scenario& sc, built_scenario& b) {
   }
   add_drivers(sc, b);  // no-op for drivers a source already added
   // Every input fed, and no loop a non-iterative scheme cannot order.
-  std::string unfed;
+  std::string unfed, where = sc.file;
   for (std::size_t s = 0; s < sys.size(); ++s)
     for (std::size_t i = 0; i < sys.at(s).input_count(); ++i)
-      if (!sys.at(s).input(i).connected())
+      if (!sys.at(s).input(i).connected()) {
+        if (unfed.empty() && index_of(sys.at(s).name()) < spec.subsystems.size()) {
+          const origin& o = spec.subsystems[index_of(sys.at(s).name())].at;
+          where = o.where + ": " + o.key;
+        }
         unfed += (unfed.empty() ? "" : ", ") + ref_of(sys, s, i, true);
+      }
   if (!unfed.empty())
-    throw error(errc::config_value, sc.file + ": input" +
+    throw error(errc::config_value, where + ": input" +
                                         (unfed.find(',') != std::string::npos ? "s " : " ") +
                                         unfed +
                                         " fed by nothing: add a [[connections]] or [[sources]] "

@@ -86,7 +86,11 @@ void only_keys(config_reader& r, const std::string& key, const std::vector<std::
 }
 
 origin at(config_reader& r, const std::string& key) {
-  return {r.where(key), key};
+  origin o(r.where(key), key);
+  if (const toml::node* n = r.table().at_path(key).node(); n != nullptr && n->is_table())
+    for (const auto& [k, v] : *n->as_table())
+      o.keys[std::string(k.str())] = r.where(key + "." + std::string(k.str()));
+  return o;
 }
 
 }  // namespace

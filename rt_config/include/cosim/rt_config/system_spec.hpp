@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -31,8 +32,20 @@ const std::vector<std::string>& texts_param(const param_set& p, const std::strin
 /// Where a declaration came from, for messages: "file:line:col" of its table, or
 /// "file: model.name = \"crane\" (preset)".
 struct origin {
+  origin() = default;
+  origin(std::string w, std::string k) : where(std::move(w)), key(std::move(k)) {}
   std::string where;
-  std::string key;  // e.g. "subsystems.mbs", "connections[2]"
+  std::string key;                          // e.g. "subsystems.mbs", "connections[2]"
+  std::map<std::string, std::string> keys;  // where each key of the table is ("to" -> f:28:1)
+  /// Where `full_key` ("connections[2].to") is: its own line when known, else the table's.
+  [[nodiscard]] const std::string& where_of(const std::string& full_key) const {
+    const auto dot = full_key.rfind('.');
+    const auto it = keys.find(dot == std::string::npos ? full_key : full_key.substr(dot + 1));
+    return it != keys.end() && full_key.rfind(key + ".", 0) == 0 &&
+                   full_key.find('.', key.size() + 1) == std::string::npos
+               ? it->second
+               : where;
+  }
 };
 
 struct subsystem_decl {

@@ -1,0 +1,264 @@
+// System files (docs/systems.md): every bad system is refused before anything runs, with
+// one message naming the file, the line and the key; per-connection options reach the
+// input ports. The base system is the f-d two-mass oscillator of 000 App. A.1 written by
+// hand; its expected behaviour (ports, units, feedthrough) comes from 000 Sect. 2.4.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "cosim/rt_config/scenario.hpp"
+#include "cosim/runtime/error.hpp"
+#include "temp_dir.hpp"
+
+namespace {
+
+using cosim::test::temp_dir;
+namespace config = cosim::config;
+
+// Two masses, 000 App. A.1 case 1, f-d: mass1 holds the coupling spring (000 Eq. (12)).
+const std::string base = R"([run]
+duration = 0.1
+macro_step = 1e-3
+
+[subsystems.mass1]
+type = "oscillator.mass"
+[subsystems.mass1.parameters]
+m = 1.0
+k = 10.0
+v0 = 100.0
+links = ["2"]
+link_k = [100.0]
+link_c = [0.0]
+link_x0 = [0.0]
+link_v0 = [-100.0]
+
+[subsystems.mass2]
+type = "oscillator.mass"
+[subsystems.mass2.parameters]
+m = 1.0
+k = 1000.0
+v0 = -100.0
+forces = ["1"]
+force_f0 = [0.0]
+
+[[connections]]
+from = "mass2.x"
+to = "mass1.x2"
+
+[[connections]]
+from = "mass2.v"
+to = "mass1.v2"
+
+[[connections]]
+from = "mass1.f"
+to = "mass2.f1"
+
+[[bonds]]
+name = "link12"
+terms = [{ effort = "mass1.f -> mass2.f1", flow = "mass2.v -> mass1.v2" }]
+
+[output]
+record = [{ ref = "mass1.x", as = "x1" }, "mass2.x"]
+)";
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const auto at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
+// 1-based line of the first line containing `marker`.
+int line_of(const std::string& text, const std::string& marker) {
+  const auto at = text.find(marker);
+  EXPECT_NE(at, std::string::npos) << marker;
+  int line = 1;
+  for (std::size_t i = 0; i < at && i < text.size(); ++i) line += text[i] == '\n' ? 1 : 0;
+  return line;
+}
+
+// Loads and builds; returns the error message, or "" if both succeed.
+std::string error_of(const temp_dir& dir, const std::string& text) {
+  const std::string path = (dir / "sys.toml");
+  std::ofstream(path) << text;
+  try {
+    const config::scenario sc = config::load_scenario(path);
+    (void)config::build(sc);
+  } catch (const cosim::error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void expect_names(const std::string& msg, int line, const std::string& key,
+                  const std::string& why) {
+  EXPECT_NE(msg.find("sys.toml:" + std::to_string(line) + ":"), std::string::npos)
+      << "line " << line << " not named: " << msg;
+  EXPECT_NE(msg.find(key), std::string::npos) << "key " << key << " not named: " << msg;
+  EXPECT_NE(msg.find(why), std::string::npos) << "reason '" << why << "' missing: " << msg;
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << "one message, one line: " << msg;
+}
+
+TEST(SystemFile, BaseSystemBuildsWithItsColumnsAndBond) {
+  temp_dir dir;
+  std::ofstream(dir / "sys.toml") << base;
+  const config::scenario sc = config::load_scenario((dir / "sys.toml"));
+  EXPECT_FALSE(sc.preset);
+  ASSERT_EQ(sc.system.subsystems.size(), 2u);
+  EXPECT_EQ(sc.run.order, (std::vector<std::string>{"mass1", "mass2"}));  // file order
+  const auto b = config::build(sc);
+  ASSERT_EQ(b->sys.probes().size(), 2u);
+  EXPECT_EQ(b->sys.probes()[0].column, "x1");
+  EXPECT_EQ(b->sys.probes()[1].column, "mass2.x");  // no `as`: the reference itself
+  ASSERT_EQ(b->sys.bonds().size(), 1u);
+  EXPECT_EQ(b->sys.connections().size(), 3u);
+}
+
+TEST(SystemFile, UnknownType) {
+  temp_dir dir;
+  const std::string t =
+      replace(base, "[subsystems.mass2]\ntype = \"oscillator.mass\"",
+              "[subsystems.mass2]\ntype = \"oscillator.spring\"");
+  expect_names(error_of(dir, t), line_of(t, "oscillator.spring"), "subsystems.mass2.type",
+               "unknown subsystem type");
+}
+
+TEST(SystemFile, UnknownPortListsThePorts) {
+  temp_dir dir;
+  const std::string t = replace(base, "to = \"mass1.x2\"", "to = \"mass1.x3\"");
+  const std::string msg = error_of(dir, t);
+  expect_names(msg, line_of(t, "mass1.x3"), "connections[0].to", "has no input 'x3'");
+  EXPECT_NE(msg.find("x2 [m]"), std::string::npos) << "the real inputs are listed: " << msg;
+}
+
+TEST(SystemFile, UnitMismatch) {
+  temp_dir dir;
+  // A velocity [m/s] into a displacement input [m].
+  const std::string t = replace(base, "from = \"mass2.x\"", "from = \"mass2.v\"");
+  expect_names(error_of(dir, t), line_of(t, "from = \"mass2.v\"\nto = \"mass1.x2\""),
+               "connections[0].from", "units differ");
+}
+
+TEST(SystemFile, InputFedTwice) {
+  temp_dir dir;
+  const std::string t = base + "\n[[connections]]\nfrom = \"mass2.x\"\nto = \"mass1.x2\"\n";
+  // The `to` of the fourth [[connections]] table (two lines below it) is the one refused.
+  int fourth = 3;
+  for (std::size_t i = 0; i < t.rfind("[[connections]]"); ++i) fourth += t[i] == '\n' ? 1 : 0;
+  expect_names(error_of(dir, t), fourth, "connections[3].to", "fed twice");
+}
+
+TEST(SystemFile, InputFedByNothing) {
+  temp_dir dir;
+  const std::string t =
+      replace(base, "[[connections]]\nfrom = \"mass2.v\"\nto = \"mass1.v2\"\n", "");
+  const std::string bad = replace(t, "flow = \"mass2.v -> mass1.v2\"", "flow = \"mass2.x -> mass1.x2\"");
+  expect_names(error_of(dir, bad), line_of(bad, "[subsystems.mass1]"), "mass1.v2",
+               "fed by nothing");
+}
+
+TEST(SystemFile, BondThatDoesNotPairUp) {
+  temp_dir dir;
+  // The flow must run back from the effort's consumer (mass2) to its producer (mass1);
+  // mass1.f -> mass2.f1 as its own flow runs the same way.
+  const std::string t = replace(base, "flow = \"mass2.v -> mass1.v2\"",
+                                "flow = \"mass1.f -> mass2.f1\"");
+  expect_names(error_of(dir, t), line_of(t, "[[bonds]]"), "bonds[0].terms[0]",
+               "do not pair up");
+  // A term must name one of the connections.
+  const std::string u = replace(base, "flow = \"mass2.v -> mass1.v2\"",
+                                "flow = \"mass2.x -> mass1.v2\"");
+  expect_names(error_of(dir, u), line_of(u, "[[bonds]]"), "bonds[0].terms[0].flow",
+               "is not one of the [[connections]]");
+}
+
+TEST(SystemFile, ParameterOutOfRange) {
+  temp_dir dir;
+  // 000 Eq. (10): a zero mass makes the mass matrix singular.
+  const std::string t = replace(base, "m = 1.0\nk = 1000.0", "m = 0.0\nk = 1000.0");
+  const std::string msg = error_of(dir, t);
+  expect_names(msg, line_of(t, "[subsystems.mass2.parameters]"), "subsystems.mass2.parameters.m",
+               "out of range");
+  EXPECT_NE(msg.find("> 0"), std::string::npos) << "the allowed range is named: " << msg;
+}
+
+TEST(SystemFile, UnknownParameter) {
+  temp_dir dir;
+  const std::string t = replace(base, "m = 1.0\nk = 10.0", "mass = 1.0\nk = 10.0");
+  expect_names(error_of(dir, t), line_of(t, "[subsystems.mass1.parameters]"),
+               "subsystems.mass1.parameters.mass", "has no parameter");
+}
+
+TEST(SystemFile, AlgebraicLoopNamesTheSubsystems) {
+  temp_dir dir;
+  // Each mass holds an f-d link to the other: both force outputs have direct feedthrough
+  // (000 Eq. (24)) and each feeds the other's force input, so neither can be evaluated
+  // first at a communication point.
+  std::string t = replace(base, "forces = [\"1\"]\nforce_f0 = [0.0]",
+                          "forces = [\"1\"]\nforce_f0 = [0.0]\nlinks = [\"1\"]\nlink_k = [1.0]\n"
+                          "link_c = [0.0]\nlink_x0 = [0.0]\nlink_v0 = [100.0]");
+  t = replace(t, "link_v0 = [-100.0]", "link_v0 = [-100.0]\nforces = [\"2\"]\nforce_f0 = [0.0]");
+  t += "\n[[connections]]\nfrom = \"mass2.f\"\nto = \"mass1.f2\"\n"
+       "[[connections]]\nfrom = \"mass1.x\"\nto = \"mass2.x1\"\n"
+       "[[connections]]\nfrom = \"mass1.v\"\nto = \"mass2.v1\"\n";
+  const std::string msg = error_of(dir, t);
+  EXPECT_NE(msg.find("algebraic loop"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("mass1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("mass2"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("sys.toml:"), std::string::npos) << msg;
+}
+
+TEST(SystemFile, ConnectionOrdersOverrideCoupling) {
+  temp_dir dir;
+  std::string t = replace(base, "from = \"mass2.v\"\nto = \"mass1.v2\"",
+                          "from = \"mass2.v\"\nto = \"mass1.v2\"\nextrapolation = 2");
+  t = replace(t, "from = \"mass1.f\"\nto = \"mass2.f1\"",
+              "from = \"mass1.f\"\nto = \"mass2.f1\"\nhold = true");
+  t = replace(t, "macro_step = 1e-3", "macro_step = 1e-3\n\n[coupling]\nextrapolation = 1");
+  std::ofstream(dir / "sys.toml") << t;
+  const auto b = config::build(config::load_scenario((dir / "sys.toml")));
+  const auto& sys = b->sys;
+  auto order_of = [&](const std::string& ref) {
+    const auto& c = sys.connections()[sys.connection_to(ref)];
+    return sys.at(c.to).input(c.input).order();
+  };
+  EXPECT_EQ(order_of("mass1.x2"), 1);  // [coupling] default
+  EXPECT_EQ(order_of("mass1.v2"), 2);  // its own
+  EXPECT_EQ(order_of("mass2.f1"), 0);  // held
+  const std::string bad = replace(t, "hold = true", "hold = true\nextrapolation = 1");
+  expect_names(error_of(dir, bad), line_of(bad, "hold = true"), "connections[2].hold",
+               "cannot also extrapolate");
+}
+
+TEST(SystemFile, UnknownKeyInAConnection) {
+  temp_dir dir;
+  const std::string t = replace(base, "to = \"mass1.x2\"", "to = \"mass1.x2\"\norder = 1");
+  expect_names(error_of(dir, t), line_of(t, "order = 1"), "connections[0].order",
+               "unknown key");
+}
+
+TEST(SystemFile, CommandLineExitsTwoAndWritesNothing) {
+  temp_dir dir;
+  const std::string sys = dir.file(
+      "sys.toml", replace(base, "to = \"mass1.x2\"", "to = \"mass1.x9\""));
+  const std::string out = dir / "out";
+  const std::string cmd = std::string(COSIM_EXE) + " run " + sys + " --out " + out + " 2>" +
+                          (dir / "err.txt");
+  const int rc = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  EXPECT_EQ(WEXITSTATUS(rc), 2);
+  EXPECT_FALSE(std::filesystem::exists(out + "/results.csv"));
+  std::ifstream err(dir / "err.txt");
+  const std::string text((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("sys.toml:" + std::to_string(line_of(base, "to = \"mass1.x2\"")) + ":"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("has no input 'x9'"), std::string::npos) << text;
+}
+
+}  // namespace
