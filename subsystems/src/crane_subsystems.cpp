@@ -190,7 +190,8 @@ bool hydraulic_cylinder::do_steps(time_point t, duration h, std::int64_t k) noex
 void hydraulic_cylinder::do_update_outputs(time_point t) noexcept {
   kappa_ = in(in_kappa, t);
   // f-s: direct feedthrough; sd is this subsystem's input extrapolated to t
-  // (BENCHMARK_NOTES.md: with ZOH in Jacobi the friction term lags one macro step).
+  // (000 Eq. (24); with ZOH in Jacobi the friction term lags one macro step, see
+  // docs/coupling.md, "Coupling variables of the models").
   fh_ = actuator_force(hp_, p1_, p2_, in(in_sd, t));
   if (coupling_ == coupling::force_displacement) {
     set_output(out_fh, fh_);

@@ -192,8 +192,9 @@ void hydraulics_unit<N>::do_update_outputs(time_point t) noexcept {
   const bool rim = mode_ == interface_kind::rim;
   for (int i = 0; i < N; ++i) {
     kappa_[i] = in(in_kappa_[i], t);
-    // Direct feedthrough: direct uses the received rate extrapolated to t (with ZOH it lags
-    // one macro step, BENCHMARK_NOTES.md); the RIM supplies its own prediction of sd(t).
+    // Direct feedthrough (000 Eq. (24)): direct uses the received rate extrapolated to t (with
+    // ZOH it lags one macro step, docs/coupling.md, "Coupling variables of the models");
+    // the RIM supplies its own prediction of sd(t).
     fh_[i] = crane::actuator_force(hp_, p1_[i], p2_[i], rim ? wd_[i] : in(in_sd_[i], t));
     const bool averaged = output_ == force_output::mean && impulse_time_ > 0.0;
     set_output(out_fh_[i], averaged ? impulse_[i] / impulse_time_ : fh_[i]);

@@ -1,5 +1,5 @@
-// Regression guard for the trapezoidal multibody integrator of both cranes (issue 10: the
-// duplicated Newton block becomes one integrator). No shipped scenario runs a crane with
+// Regression guard for the trapezoidal multibody integrator of both cranes (their once
+// duplicated Newton blocks are now trapezoidal_newton.hpp). No shipped scenario runs a crane with
 // integrator = "trapezoidal", so the ShippedScenarios hashes do not cover it; these do.
 // Each test drives one multibody with time-varying actuator inputs for 2 s and hashes the
 // bit patterns of (q, qd) after every step. The expected hashes were taken from the code of

@@ -1,7 +1,8 @@
 #pragma once
 // Hydraulically actuated 2-d.o.f. crane of paper 003 (also 000 A.4, 001 Sect. 4.1).
 // Parameters (003 Tables 1-2), kinematics (003 Eqs. (4)-(5)), dynamics with the
-// mass-matrix erratum of BENCHMARK_NOTES.md, and the hydraulic ODEs (003 Eqs. (8)-(13)).
+// 003 Eq. (2) mass matrix corrected (docs/coupling.md, "Where the code departs from the
+// printed papers"), and the hydraulic ODEs (003 Eqs. (8)-(13)).
 #include <Eigen/Dense>
 #include <cmath>
 #include <numbers>

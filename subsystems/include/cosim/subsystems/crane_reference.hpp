@@ -22,7 +22,8 @@
 // rod lumps m/3 on Q in natural coordinates; m_p sits at Q and m_h at R. P and s1 carry no
 // mass; the constraints fix them. Gravity: the rod's weight acts at Q/2, so the generalized
 // force on y_Q is -g (m/2 + m_p) and on y_R it is -g m_h. In theta coordinates this is
-// exactly the erratum form of BENCHMARK_NOTES.md: M11 = L^2 (m/3 + m_p + m_h),
+// exactly the corrected 003 Eq. (2) (docs/coupling.md, "Where the code departs from the
+// printed papers"): M11 = L^2 (m/3 + m_p + m_h),
 // f1 = -g L (m/2 + m_p + m_h) cos(theta1).
 // The actuator force f_h = (p2 - p1) a_p - c ds1/dt (003 Eq. (8)) is the generalized force
 // conjugate to s1: Phi_4 makes s1 the length B-P, so f_h does virtual work f_h ds1.

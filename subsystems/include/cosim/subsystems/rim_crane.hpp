@@ -8,7 +8,8 @@
 // (double-actuated crane, 001 Sect. 4.1.1) joins P and the middle of link 2:
 //   s2^2 = L^2/4 + Lh^2/4 + (L Lh / 2) cos(th1 - th2),
 //   ds2/dth1 = -L Lh sin(th1 - th2) / (4 s2) = -ds2/dth2.
-// The printed 001 Eq. (33) drops the parentheses around th1 - th2 (BENCHMARK_NOTES.md).
+// The printed 001 Eq. (33) drops the parentheses around th1 - th2 (see
+// docs/coupling.md, "Where the code departs from the printed papers").
 #include <Eigen/Dense>
 
 #include "cosim/subsystems/crane_model.hpp"

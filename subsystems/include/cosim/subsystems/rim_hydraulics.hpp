@@ -4,7 +4,7 @@
 //
 // interface_kind::direct: the cylinders integrate 003 Eqs. (9)-(10) with the actuator
 //   lengths and rates received from the multibody (extrapolated by the ports), and output
-//   f_h of 003 Eq. (8) with the received rate (direct feedthrough, BENCHMARK_NOTES.md).
+//   f_h of 003 Eq. (8) with the received rate (direct feedthrough, 000 Eq. (24)).
 //   For N = 1 this is exactly hydraulic_cylinder in f-s coupling.
 // interface_kind::rim: 001 Algorithm 2 with H2 = h_S = h_RIM. At every communication point
 //   with the multibody (H1 = H) the RIM state (s, sd) is reset to the multibody's values
