@@ -1,4 +1,4 @@
-// cosim::spsc_ring vs boost::lockfree::spsc_queue, both carrying coupling_sample<4>
+// cosim::spsc_ring vs boost::lockfree::spsc_queue, both carrying a 48-byte sample
 // between two pinned threads, measured in the same run:
 //   throughput/<impl>  items per second, producer -> consumer, ring of 1024 slots
 //   roundtrip/<impl>   ping-pong over two rings; p50/p99/max round-trip in ns
@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <boost/lockfree/spsc_queue.hpp>
 #include <cstdint>
@@ -28,9 +29,9 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
-#include "cosim/runtime/coupling_sample.hpp"
 #include "cosim/runtime/hardware.hpp"
 #include "cosim/runtime/rt_thread.hpp"
 #include "cosim/runtime/spsc_ring.hpp"
@@ -42,7 +43,15 @@ using cosim::bench::ratio;
 
 namespace {
 
-using sample = cosim::coupling_sample<4>;
+// What a ring slot typically holds: a sequence number (lets the consumer detect gaps), a
+// tick and four coupling values. Trivially copyable, no padding: 48 bytes per slot.
+struct sample {
+  std::uint64_t sequence = 0;
+  std::int64_t tick = 0;
+  std::array<double, 4> values{};
+};
+static_assert(std::is_trivially_copyable_v<sample>);
+static_assert(sizeof(sample) == 48, "no hidden padding expected");
 constexpr std::size_t ring_capacity = 1024;
 
 struct bench_options {
@@ -254,7 +263,7 @@ int run(int argc, char** argv) {
                  options.producer_cpu);
   }
   std::printf(
-      "ring_bench: coupling_sample<4> (%zu bytes), capacity %zu, producer CPU %d, "
+      "ring_bench: sample (%zu bytes), capacity %zu, producer CPU %d, "
       "consumer CPU %d, priority %d, %d repetitions\n",
       sizeof(sample), ring_capacity, options.producer_cpu, options.consumer_cpu, options.priority,
       options.repetitions);

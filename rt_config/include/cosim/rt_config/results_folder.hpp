@@ -21,7 +21,6 @@ class results_folder {
   results_folder(const results_folder&) = delete;
   results_folder& operator=(const results_folder&) = delete;
 
-  [[nodiscard]] const std::filesystem::path& dir() const noexcept { return dir_; }
   [[nodiscard]] std::filesystem::path file(const std::string& name) const { return dir_ / name; }
 
   /// The commit point of a new run: removes the earlier run's summary.json and timing.csv,

@@ -188,7 +188,6 @@ class rt_log_drain {
   /// Stops the thread (if running), drains what is left and logs every pending summary.
   void stop();
 
-  [[nodiscard]] std::size_t channel_count() const noexcept { return channels_.size(); }
   [[nodiscard]] std::uint64_t events_logged() const noexcept;
 
  private:
