@@ -206,12 +206,6 @@ scenario read(config_reader& r) {
                        return *sync == "slowest-first" ? ha > hb : ha < hb;
                      });
   }
-  if (sc.run.mode != run_mode::offline)
-    for (const auto& [name, cfg] : sc.subsystems)
-      if (cfg.smoothing || cfg.non_matching)
-        r.fail(name + (cfg.smoothing ? ".smoothing" : ".non_matching"),
-               "needs run.mode = \"offline\" (the threaded executors stamp samples by macro step)");
-
   if (auto m = r.opt_int("coupling.extrapolation")) {
     if (*m < 0 || *m > max_extrapolation_order)
       r.fail("coupling.extrapolation", "must be an integer from 0 to 4");

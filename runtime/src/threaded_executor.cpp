@@ -20,8 +20,12 @@ namespace cosim {
 
 namespace {
 
+// What scheme::deliver would push: delivered_output() stamped sample_time(), so smoothing
+// and non-matching grids reach consumers as offline. seq is the communication point the
+// sample was delivered at (t0 + seq H); the stamp may be earlier on an own grid.
 struct sample {
-  std::uint64_t seq = 0;  // communication point index: sample at t0 + seq H
+  std::uint64_t seq = 0;
+  std::int64_t stamp_ns = 0;
   double value = 0.0;
 };
 
@@ -108,6 +112,7 @@ struct worker {
   std::size_t index = 0;
   std::vector<std::size_t> in_conns;
   std::vector<std::uint64_t> in_offset;  // 0: needs sample n at step n; 1: needs n + 1
+  std::vector<std::uint64_t> in_have;    // newest sample received (0: the start-up exchange)
   std::vector<std::size_t> out_conns;
   std::vector<const double*> probes;     // live values of this subsystem's probes
   std::vector<std::size_t> probe_slots;  // their index in the global probe list
@@ -294,6 +299,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
         const bool upstream =
             plan.scheme == scheme_kind::gauss_seidel && rank[conns[c].from] < rank[i];
         w->in_offset.push_back(upstream ? 1 : 0);
+        w->in_have.push_back(0);
       }
       if (conns[c].from == i) w->out_conns.push_back(c);
     }
@@ -361,12 +367,12 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
         const std::uint64_t need = static_cast<std::uint64_t>(n) + w.in_offset[k];
         input_port& port = sub.input(conns[c].input);
         backoff wait;
-        while (port.history().size() == 0 ||
-               port.history().newest_time() <
-                   t0 + static_cast<std::int64_t>(need) * plan.macro_step) {
+        // By sequence number, not by stamp: a non-matching producer's stamp lags t0 + seq H.
+        while (w.in_have[k] < need) {
           sample s;
           if (rings[c]->try_pop(s)) {
-            port.receive(t0 + static_cast<std::int64_t>(s.seq) * plan.macro_step, s.value);
+            port.receive(time_point{duration{s.stamp_ns}}, s.value);
+            w.in_have[k] = s.seq;
             continue;
           }
           if (shared.stopping()) return;
@@ -407,8 +413,10 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
                       rec.skipped);
         }
       }
+      const std::int64_t stamp = scheme::sample_time(sub, t1).time_since_epoch().count();
       for (std::size_t c : w.out_conns) {
-        const sample s{static_cast<std::uint64_t>(n + 1), sub.output(conns[c].output)};
+        const sample s{static_cast<std::uint64_t>(n + 1), stamp,
+                       scheme::delivered_output(sub, conns[c].output)};
         backoff wait;
         while (!rings[c]->try_push(s)) {
           if (shared.stopping()) return;

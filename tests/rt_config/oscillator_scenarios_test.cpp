@@ -305,7 +305,6 @@ TEST(OscillatorScenarioBadInput, MultirateKeys) {
   expect_error(f, {"mass1.step=2e-3"}, "mass1.step");
   expect_error(f, {"mass1.smoothing=\"yes\""}, "mass1.smoothing");
   expect_error(f, {"mass1.non_matching=1"}, "mass1.non_matching");
-  expect_error(f, {"run.mode=\"threaded\"", "mass2.smoothing=true"}, "mass2.smoothing");
   // oscillator004 at FR = 1.5 without the non-matching switch: h1 = 10 ms does not divide 15 ms.
   expect_error("oscillator004.toml", {"model.fr=1.5"}, "mass1.step");
 }

@@ -163,6 +163,81 @@ TEST(ThreadedExecutor, ByteIdenticalToOfflineForEverySchemeAndRate) {
       }
 }
 
+// 004 Sect. 2 interface options on either side: smoothing (the consumer receives the
+// interval average) and non-matching grids (samples stamped with the producer's own grid
+// time, h not dividing H or larger than H). Offline delivers through scheme::deliver; the
+// threaded and realtime executors must deliver the same values with the same stamps.
+struct multirate_case {
+  const char* what;
+  multirate_options mass;
+  double h_mass;
+  multirate_options spring;
+  double h_spring;
+};
+
+std::unique_ptr<model> make_multirate_model(const multirate_case& c, scheme_kind sk, int order) {
+  const double H = 1e-3;
+  auto m = make_model(sk, order, H, c.h_mass);
+  if (c.mass.smoothing || c.mass.non_matching)
+    scheme::configure_multirate(m->sys.at(0), c.mass, to_duration(c.h_mass), to_duration(H));
+  if (c.spring.smoothing || c.spring.non_matching)
+    scheme::configure_multirate(m->sys.at(1), c.spring, to_duration(c.h_spring), to_duration(H));
+  else
+    m->sys.at(1).set_step_size(to_duration(c.h_spring));
+  return m;
+}
+
+const multirate_case multirate_cases[] = {
+    {"mass smoothing", {true, false}, 2e-4, {}, 1e-3},
+    {"mass non-matching h = 0.3 ms", {false, true}, 3e-4, {}, 1e-3},
+    {"mass smoothing + non-matching h = 0.3 ms", {true, true}, 3e-4, {}, 5e-4},
+    {"spring non-matching h = 1.5 ms > H", {}, 2e-4, {false, true}, 1.5e-3},
+    {"spring smoothing h = 0.25 ms", {}, 5e-4, {true, false}, 2.5e-4},
+    {"mass non-matching, spring smoothing + non-matching",
+     {false, true},
+     7e-4,
+     {true, true},
+     1.3e-3},
+};
+
+TEST(ThreadedExecutor, ByteIdenticalToOfflineWithSmoothingAndNonMatchingGrids) {
+  for (const multirate_case& c : multirate_cases)
+    for (scheme_kind sk : {scheme_kind::jacobi, scheme_kind::gauss_seidel})
+      for (int order : {0, 2}) {
+        auto off = make_multirate_model(c, sk, order);
+        auto thr = make_multirate_model(c, sk, order);
+        memory_sink a, b;
+        const run_outcome oa = run_offline(off->sys, off->plan, {}, a);
+        threaded_options opt;
+        opt.lock_memory = false;
+        const run_outcome ob = run_threaded(thr->sys, thr->plan, {}, b, opt);
+        ASSERT_EQ(oa.status, run_status::completed) << c.what;
+        EXPECT_EQ(ob.status, run_status::completed) << c.what;
+        EXPECT_EQ(a.rows(), 2001U) << c.what;
+        EXPECT_TRUE(same_bytes(a, b))
+            << c.what << ", scheme " << static_cast<int>(sk) << ", order " << order;
+      }
+}
+
+TEST(ThreadedExecutor, RealtimeByteIdenticalToOfflineWithSmoothingAndNonMatchingGrids) {
+  // Samples carry their sequence number and stamp, so late steps change timing only.
+  for (const multirate_case& c : multirate_cases) {
+    auto off = make_multirate_model(c, scheme_kind::gauss_seidel, 1);
+    auto rt = make_multirate_model(c, scheme_kind::gauss_seidel, 1);
+    off->plan.macro_steps = rt->plan.macro_steps = 150;  // 0.15 s of wall time
+    memory_sink a, b;
+    run_offline(off->sys, off->plan, {}, a);
+    threaded_options opt;
+    opt.realtime = true;
+    opt.lock_memory = false;
+    opt.watchdog.max_overruns = 1'000'000;  // shared machine: noise must not stop this run
+    const run_outcome ob = run_threaded(rt->sys, rt->plan, {}, b, opt);
+    ASSERT_EQ(ob.status, run_status::completed) << c.what << " " << ob.stop_reason;
+    EXPECT_EQ(b.rows(), 151U) << c.what;
+    EXPECT_TRUE(same_bytes(a, b)) << c.what;
+  }
+}
+
 struct rt_path_probe {
   std::array<std::uint64_t, 4> alloc_begin{}, alloc_end{};
   std::array<long, 4> faults_begin{}, faults_end{};
@@ -179,29 +254,32 @@ struct rt_path_probe {
 };
 
 TEST(ThreadedExecutor, RealTimeThreadsNeitherAllocateNorPageFaultAfterStartUp) {
-  for (bool realtime : {false, true}) {
-    auto m = make_model(scheme_kind::jacobi, 1, 1e-3, 2e-4);
-    if (realtime) m->plan.macro_steps = 300;  // 0.3 s of wall-clock time
-    memory_sink sink;
-    rt_path_probe probe;
-    threaded_options opt;
-    opt.realtime = realtime;
-    opt.lock_memory = true;                 // the deployment setting: mlockall before threads start
-    opt.watchdog.max_overruns = 1'000'000;  // shared machine: noise must not stop this run
-    opt.hook = &rt_path_probe::hook;
-    opt.hook_ctx = &probe;
-    const run_outcome o = run_threaded(m->sys, m->plan, {}, sink, opt);
-    ASSERT_EQ(o.status, run_status::completed) << o.message << " " << o.stop_reason << " misses "
-                                               << o.deadline_misses << " steps " << o.macro_steps;
-    for (std::size_t s = 0; s < 2; ++s) {
-      EXPECT_EQ(probe.alloc_end[s] - probe.alloc_begin[s], 0U) << "subsystem " << s;
+  // Also with smoothing and own grids on both sides (averages, stamps).
+  for (bool realtime : {false, true})
+    for (bool multirate : {false, true}) {
+      auto m = multirate ? make_multirate_model(multirate_cases[5], scheme_kind::jacobi, 1)
+                         : make_model(scheme_kind::jacobi, 1, 1e-3, 2e-4);
+      if (realtime) m->plan.macro_steps = 300;  // 0.3 s of wall-clock time
+      memory_sink sink;
+      rt_path_probe probe;
+      threaded_options opt;
+      opt.realtime = realtime;
+      opt.lock_memory = true;  // the deployment setting: mlockall before threads start
+      opt.watchdog.max_overruns = 1'000'000;  // shared machine: noise must not stop this run
+      opt.hook = &rt_path_probe::hook;
+      opt.hook_ctx = &probe;
+      const run_outcome o = run_threaded(m->sys, m->plan, {}, sink, opt);
+      ASSERT_EQ(o.status, run_status::completed) << o.message << " " << o.stop_reason << " misses "
+                                                 << o.deadline_misses << " steps " << o.macro_steps;
+      for (std::size_t s = 0; s < 2; ++s) {
+        EXPECT_EQ(probe.alloc_end[s] - probe.alloc_begin[s], 0U) << "subsystem " << s;
 #ifndef COSIM_SANITIZED
-      // Sanitizer runtimes fault their shadow memory in lazily; the page-fault claim is
-      // about the product build.
-      EXPECT_EQ(probe.faults_end[s] - probe.faults_begin[s], 0) << "subsystem " << s;
+        // Sanitizer runtimes fault their shadow memory in lazily; the page-fault claim is
+        // about the product build.
+        EXPECT_EQ(probe.faults_end[s] - probe.faults_begin[s], 0) << "subsystem " << s;
 #endif
+      }
     }
-  }
 }
 
 TEST(ThreadedExecutor, InjectedOverrunIsCountedAndSkipsKeepingThePhase) {
