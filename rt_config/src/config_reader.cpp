@@ -103,6 +103,26 @@ void config_reader::apply_overrides(const std::vector<std::string>& sets) {
       COSIM_INPUT_CHECK(!p.empty(), errc::config_key, "--set " + kv + ": malformed key");
     toml::table* t = &root_;
     for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+      // "connections[2]": an element of an array of tables ([[connections]]).
+      if (const auto lb = parts[i].find('['); lb != std::string::npos && parts[i].back() == ']') {
+        const std::string name = parts[i].substr(0, lb);
+        std::size_t idx = 0, used = 0;
+        try {
+          idx = std::stoul(parts[i].substr(lb + 1, parts[i].size() - lb - 2), &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        toml::node* arr = t->get(name);
+        COSIM_INPUT_CHECK(used > 0 && used == parts[i].size() - lb - 2, errc::config_key,
+                          "--set " + kv + ": malformed index in '" + parts[i] + "'");
+        COSIM_INPUT_CHECK(arr != nullptr && arr->is_array_of_tables() &&
+                              idx < arr->as_array()->size(),
+                          errc::config_key,
+                          "--set " + kv + ": " + file_ + " has no " + parts[i] +
+                              " (the file must already have that [[" + name + "]] table)");
+        t = (*arr->as_array())[idx].as_table();
+        continue;
+      }
       toml::node* child = t->get(parts[i]);
       if (child == nullptr) {
         t->insert(parts[i], toml::table{});

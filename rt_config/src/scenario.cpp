@@ -309,7 +309,30 @@ scenario parse_scenario(const std::string& text, const std::string& name,
 
 std::vector<key_doc> documented_keys() {
   std::vector<key_doc> keys{
-      {"model.name", "model to build (see below)"},
+      // System files (docs/systems.md); `cosim types` lists types and their parameters.
+      {"subsystems.<name>.type", "system file: registered subsystem type (`cosim types`)"},
+      {"subsystems.<name>.step", "internal step [s]; default: the type's (e.g. H)"},
+      {"subsystems.<name>.integrator", "one of the type's integrators (first is the default)"},
+      {"subsystems.<name>.smoothing, non_matching", "as <subsystem>.smoothing / non_matching"},
+      {"subsystems.<name>.parameters.<p>",
+       "a parameter the type declares (unit, default, range: `cosim types TYPE`)"},
+      {"initialization[i].type, .<role>",
+       "[[initialization]]: a step computing start values across subsystems, e.g. "
+       "crane.equilibrium (003 Sect. 1.3) with multibody = \"mbs\", hydraulics = \"hyd\""},
+      {"connections[i].from, .to", "[[connections]]: \"subsystem.output\" -> \"subsystem.input\"; "
+                                   "units must match; each input fed once"},
+      {"connections[i].extrapolation", "that input's order 0-4 (default: [coupling])"},
+      {"connections[i].hold", "true: hold the last value (ZOH whatever [coupling] says)"},
+      {"bonds[i].name, .terms",
+       "[[bonds]]: power bond, terms = [{effort = \"a.x -> b.y\", flow = \"b.z -> a.w\", gain = 1}] "
+       "(000 Sect. 3.1)"},
+      {"sources[i].to, .signal",
+       "[[sources]]: manoeuvre:M1|M2|hold|M1_kappa2, step|ramp|impulse|sine (002, with amplitude, "
+       "time, width, frequency), constant:V, csv:FILE:COLUMN, driver:NAME.CHANNEL"},
+      {"output.record",
+       "columns: [\"sub.var\", {ref = \"sub.var\", as = \"name\"}]; a variable or an output"},
+      // Presets and the common sections.
+      {"model.name", "preset model to expand (see below); `cosim run X --print-system` shows it"},
       {"run.mode", "executor: offline (one thread, deterministic), threaded, realtime"},
       {"run.duration", "simulated time [s]; rounded up to whole macro steps"},
       {"run.macro_step", "communication step H [s]"},
@@ -438,10 +461,32 @@ std::string to_json(const scenario& sc) {
   json_writer j;
   j.begin_object();
   j.key("file").value(sc.file);
-  j.key("model").begin_object();
-  j.key("name").value(sc.model);
-  for (const auto& [k, v] : sc.options) j.key(k).value(v);
-  for (const auto& [k, v] : sc.params) j.key(k).value(v);
+  if (sc.preset) {
+    j.key("model").begin_object();
+    j.key("name").value(sc.model);
+    for (const auto& [k, v] : sc.options) j.key(k).value(v);
+    for (const auto& [k, v] : sc.params) j.key(k).value(v);
+    j.end_object();
+  }
+  // The open description (a preset's expansion, or the system file's).
+  j.key("system").begin_object();
+  j.key("subsystems").begin_object();
+  for (const auto& d : sc.system.subsystems) j.key(d.name).value(d.type);
+  j.end_object();
+  j.key("initialization").begin_array();
+  for (const auto& in : sc.system.initialization) j.value(in.type);
+  j.end_array();
+  j.key("connections").begin_array();
+  for (const auto& c : sc.system.connections) {
+    std::string text = c.from + " -> " + c.to;
+    if (c.hold) text += " (hold)";
+    if (c.extrapolation) text += " (extrapolation " + std::to_string(*c.extrapolation) + ")";
+    j.value(text);
+  }
+  j.end_array();
+  j.key("sources").begin_array();
+  for (const auto& src : sc.system.sources) j.value(src.signal + " -> " + src.to);
+  j.end_array();
   j.end_object();
   j.key("run").begin_object();
   j.key("mode").value(to_string(sc.run.mode));
