@@ -171,7 +171,7 @@ void add_cylinder_start(std::vector<param_decl>& v, const crane::equilibrium& eq
                     0.0, max_pressure));
   v.push_back(start("p2_0" + sfx, "Pa", "initial pressure p2 (start value, 003 Sect. 1.3)", eq.p2,
                     0.0, max_pressure));
-  v.push_back(start("kappa0" + sfx, "1", "initial valve command (start value, 003 Sect. 1.3)",
+  v.push_back(start("kappa0" + sfx, "", "initial valve command (start value, 003 Sect. 1.3)",
                     eq.kappa0, 0.0, 1.0));
   if (with_force)
     v.push_back(start("fh0" + sfx, "N",
