@@ -59,7 +59,7 @@ std::string expect_error(F&& f, const std::vector<std::string>& needles) {
   try {
     f();
   } catch (const cosim::error& e) {
-    const std::string msg = e.what();
+    std::string msg = e.what();
     for (const auto& n : needles)
       EXPECT_NE(msg.find(n), std::string::npos) << "missing '" << n << "' in: " << msg;
     return msg;
