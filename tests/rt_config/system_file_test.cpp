@@ -262,3 +262,35 @@ TEST(SystemFile, CommandLineExitsTwoAndWritesNothing) {
 }
 
 }  // namespace
+
+namespace {
+
+// README.md's complete example must run to the same results as the preset it claims to
+// equal (docs that cannot drift).
+TEST(SystemFile, ReadmeExampleEqualsItsPreset) {
+  std::ifstream readme(std::string(COSIM_SOURCE_DIR) + "/README.md");
+  const std::string text((std::istreambuf_iterator<char>(readme)),
+                         std::istreambuf_iterator<char>());
+  const auto section = text.find("## Your own system");
+  ASSERT_NE(section, std::string::npos);
+  const auto begin = text.find("```toml\n", section);
+  ASSERT_NE(begin, std::string::npos);
+  const auto end = text.find("```", begin + 8);
+  ASSERT_NE(end, std::string::npos);
+  temp_dir dir;
+  const std::string sys = dir.file("readme.toml", text.substr(begin + 8, end - begin - 8));
+  const std::string exe = COSIM_EXE;
+  const std::string preset = std::string(COSIM_SOURCE_DIR) +
+                             "/rt_config/scenarios/oscillator2_fd_case1.toml";
+  ASSERT_EQ(std::system((exe + " run " + sys + " --out " + (dir / "a") + " >/dev/null").c_str()),
+            0);
+  ASSERT_EQ(
+      std::system((exe + " run " + preset + " --out " + (dir / "b") + " >/dev/null").c_str()), 0);
+  std::ifstream a(dir / "a/results.csv"), b(dir / "b/results.csv");
+  const std::string ta((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
+  const std::string tb((std::istreambuf_iterator<char>(b)), std::istreambuf_iterator<char>());
+  EXPECT_GT(ta.size(), 1000u);
+  EXPECT_TRUE(ta == tb) << "README example differs from " << preset;
+}
+
+}  // namespace
