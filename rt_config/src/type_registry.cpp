@@ -93,11 +93,6 @@ const std::vector<subsystem_type>& subsystem_types() {
   return all;
 }
 
-// TRANSITIONAL (removed when types_crane.cpp lands): weak empty
-// registrations so the tree links meanwhile.
-[[gnu::weak]] std::vector<subsystem_type> crane_subsystem_types() { return {}; }
-[[gnu::weak]] std::vector<init_type> crane_init_types() { return {}; }
-
 const subsystem_type* find_subsystem_type(const std::string& name) {
   for (const auto& t : subsystem_types())
     if (t.name == name) return &t;
