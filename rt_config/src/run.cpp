@@ -16,21 +16,33 @@ namespace cosim::config {
 namespace {
 
 /// Tells the executor that the run has started (its results are about to be written):
-/// the moment the earlier run's files may be replaced.
+/// the moment the earlier run's files may be replaced. Passes every row on to the file and
+/// to run_request::also.
 class starting_sink final : public row_sink {
  public:
-  starting_sink(row_sink& inner, results_folder& folder) : inner_(inner), folder_(folder) {}
+  starting_sink(row_sink& inner, results_folder& folder, row_sink* also)
+      : inner_(inner), folder_(folder), also_(also) {}
   void begin(std::span<const std::string> columns) override {
     folder_.start_run();
     inner_.begin(columns);
+    if (also_ != nullptr) also_->begin(columns);
   }
-  void write(std::span<const double> row) noexcept override { inner_.write(row); }
-  void end() override { inner_.end(); }
-  [[nodiscard]] bool failed() const noexcept override { return inner_.failed(); }
+  void write(std::span<const double> row) noexcept override {
+    inner_.write(row);
+    if (also_ != nullptr) also_->write(row);
+  }
+  void end() override {
+    inner_.end();
+    if (also_ != nullptr) also_->end();
+  }
+  [[nodiscard]] bool failed() const noexcept override {
+    return inner_.failed() || (also_ != nullptr && also_->failed());
+  }
 
  private:
   row_sink& inner_;
   results_folder& folder_;
+  row_sink* also_;
 };
 
 std::string summary_json(const scenario& sc, const run_outcome& o, const std::string& results_csv,
@@ -128,7 +140,7 @@ run_report run_scenario(const run_request& req, const std::atomic<bool>* stop_re
   rep.summary_json = folder.file("summary.json").string();
 
   csv_writer writer(rep.results_csv);
-  starting_sink sink(writer, folder);
+  starting_sink sink(writer, folder, req.also);
   // UDP drivers: I/O threads run around the run; the executor watches a flag
   // that combines the operator's stop request with the drivers' stale-input stop.
   drivers::driver_session session(built->sys, stop_request);

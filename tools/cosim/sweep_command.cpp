@@ -1,7 +1,8 @@
 // cosim sweep: one run per value of one key, in parallel, with error measures against a
-// reference (a CSV, or each run's own oscillator closed form).
+// reference (a CSV, or each run's own oscillator closed form). The runs go through the batch
+// runner (batch_runner.hpp): each writes its results folder as `cosim run --out` does, and
+// its errors are computed from the same rows kept in memory, not from results.csv read back.
 #include <algorithm>
-#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -12,8 +13,8 @@
 #include <limits>
 #include <memory>
 #include <optional>
-#include <thread>
 
+#include "batch_runner.hpp"
 #include "commands.hpp"
 #include "cosim/rt_config/model_registry.hpp"
 #include "cosim/runtime/error.hpp"
@@ -86,29 +87,31 @@ struct sweep_plan {
   std::vector<std::string> position;  // x1..xn for the closed form
 };
 
-void run_one(const sweep_plan& plan, std::size_t i, sweep_row& row) {
-  const sweep_request& q = plan.req;
-  row.value = q.values[i];
-  run_request rr;
-  rr.scenario = q.scenario;
-  rr.sets = q.sets;
-  rr.sets.push_back(q.key + "=" + q.values[i]);
-  rr.out_dir = (fs::path(q.out) / dir_name(i, q.values.size(), q.key, q.values[i])).string();
-  rr.quiet = true;
-  rr.describe_stop = operator_stop_message;
+/// The run of value i: the sweep's --set overrides, then KEY=VALUE, into its own folder.
+batch_run run_of(const sweep_request& q, std::size_t i) {
+  batch_run r;
+  r.sets = q.sets;
+  r.sets.push_back(q.key + "=" + q.values[i]);
+  r.out_dir = (fs::path(q.out) / dir_name(i, q.values.size(), q.key, q.values[i])).string();
+  r.all_columns = true;
+  return r;
+}
+
+/// The row of value i from its run: status, and the errors computed from its rows in memory.
+void evaluate(const sweep_plan& plan, std::size_t i, const batch_result& run, sweep_row& row) {
+  row.value = plan.req.values[i];
+  row.status = run.status;
+  row.stop_reason = run.stop_reason;
+  row.message = run.message;
+  if (run.outcome) {
+    row.sum_abs_dE = run.outcome->energy_residual;
+    row.wall_time_s = run.outcome->wall_time_s;
+  }
+  const csv_table& res = run.rows;  // exactly the rows of the folder's results.csv
+  if (res.rows.empty() || !run.sc) return;
   try {
-    const run_report rep = run_scenario(rr, &operator_stop_flag());
-    // A run the operator stopped is marked as such, not as a safety stop of the model.
-    const bool interrupted = rep.outcome.stop_reason == "operator_signal";
-    row.status = interrupted ? "interrupted" : to_string(rep.outcome.status);
-    row.stop_reason = rep.outcome.stop_reason;
-    row.message = rep.outcome.message;
-    row.sum_abs_dE = rep.outcome.energy_residual;
-    row.wall_time_s = rep.outcome.wall_time_s;
-    const csv_table res = read_csv(rep.results_csv);
-    if (res.rows.empty()) return;
     if (plan.closed) {
-      const auto def = config::oscillator_definition_of(rep.sc);
+      const auto def = config::oscillator_definition_of(*run.sc);
       std::vector<double> times;
       for (const auto& r : res.rows) times.push_back(r[0]);
       const csv_table ref = oscillator_reference_table(*def, times);
@@ -116,7 +119,7 @@ void run_one(const sweep_plan& plan, std::size_t i, sweep_row& row) {
         row.max_abs.push_back(d.max_abs);
         row.rms.push_back(d.rms);
       }
-      const oscillator_errors e = oscillator_errors_004(*def, rep.sc.run.duration, res, ref);
+      const oscillator_errors e = oscillator_errors_004(*def, run.sc->run.duration, res, ref);
       row.position = e.position;
       row.energy = e.energy;
     } else if (plan.reference_file) {
@@ -262,31 +265,25 @@ command add_sweep_command(CLI::App& app) {
             fs::create_directories(q->out, ec);
             COSIM_INPUT_CHECK(!ec, errc::io, "cannot create " + q->out + ": " + ec.message());
             install_signal_handlers();
-            const std::atomic<bool>& stop = operator_stop_flag();
 
             std::vector<sweep_row> rows(q->values.size());
-            std::size_t jobs = q->jobs > 0 ? static_cast<std::size_t>(q->jobs)
-                                           : std::max(1u, std::thread::hardware_concurrency());
-            jobs = std::min(jobs, rows.size());
-            std::vector<char> started(rows.size(), 0);  // written by the row's worker only
+            const std::size_t jobs = std::min(
+                static_cast<std::size_t>(q->jobs > 0 ? q->jobs : default_jobs()), rows.size());
+            std::vector<batch_run> runs;
+            runs.reserve(rows.size());
+            for (std::size_t i = 0; i < rows.size(); ++i) runs.push_back(run_of(*q, i));
             progress bar("cosim sweep", "runs", rows.size(), q->progress);
-            std::atomic<std::size_t> next{0};
-            auto worker = [&] {
-              for (std::size_t i = next.fetch_add(1); i < rows.size(); i = next.fetch_add(1)) {
-                if (stop.load(std::memory_order_relaxed)) break;  // no new run after a signal
-                started[i] = 1;
-                run_one(plan, i, rows[i]);
-                bar.advance();
-              }
-            };
-            std::vector<std::thread> pool;
-            for (std::size_t j = 1; j < jobs; ++j) pool.emplace_back(worker);
-            worker();
-            for (auto& t : pool) t.join();
+            // Errors are computed on the worker as each run ends; its rows are dropped then.
+            const std::vector<batch_result> results =
+                run_batch(q->scenario, runs, static_cast<int>(jobs), &bar,
+                          [&](std::size_t i, batch_result& r) {
+                            evaluate(plan, i, r, rows[i]);
+                            r.rows = {};
+                          });
             // A signal after the last run finished loses nothing: not an interruption.
             std::size_t finished = 0;
             for (std::size_t i = 0; i < rows.size(); ++i) {
-              if (started[i] == 0) {
+              if (!results[i].started) {
                 rows[i].value = q->values[i];
                 rows[i].status = "not_started";
                 rows[i].stop_reason = "operator_signal";

@@ -19,6 +19,9 @@ struct run_request {
   bool quiet = false;
   /// Says who asked for an operator stop ("... (SIGHUP)"); optional.
   std::function<std::string()> describe_stop;
+  /// Optional, not owned: receives every row results.csv receives, so that a caller judging
+  /// the run in memory (cosim sweep) need not read results.csv back.
+  row_sink* also = nullptr;
 };
 
 struct run_report {

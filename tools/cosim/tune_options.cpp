@@ -1,0 +1,253 @@
+// cosim tune's options: the arguments and --help of the subcommand, the [tune] table of the
+// scenario under them, and their validation (tune_options.hpp).
+#include "tune_options.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+
+#include "cosim/rt_config/config_reader.hpp"
+#include "cosim/rt_config/model_registry.hpp"
+#include "cosim/runtime/error.hpp"
+
+namespace cosim::cli::tune {
+
+namespace fs = std::filesystem;
+
+std::string num(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return {buf, r.ptr};
+}
+
+std::string toml_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  return out + "\"";
+}
+
+std::string set(const std::string& key, const std::string& value) {
+  return key + "=" + value;
+}
+
+void refuse(const std::string& what) {
+  throw error(errc::config_value, what);
+}
+
+std::vector<double> h_grid(const tune_options& o) {
+  std::vector<double> g;
+  for (std::int64_t k = 0;; ++k) {
+    // Whole nanoseconds, printed without binary noise (0.009, not 0.009000000000000001).
+    const double H =
+        static_cast<double>(to_duration(o.H_ini + static_cast<double>(k) * o.H_inc).count()) / 1e9;
+    if (H > o.H_max * (1.0 + 1e-9)) break;
+    g.push_back(H);
+    if (k > 100000) break;
+  }
+  return g;
+}
+
+bool same_h(double a, double b) {
+  return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b));
+}
+
+void write_bound(json_writer& j, const bound_note& b) {
+  j.key("at_bound");
+  if (b.at.empty()) {
+    j.null();
+  } else {
+    j.value(b.at);
+  }
+  j.key("bound_message").value(b.message);
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  COSIM_INPUT_CHECK(out.good(), errc::io, "cannot write " + path.string());
+  out << text;
+  out.flush();
+  COSIM_INPUT_CHECK(out.good(), errc::io, "error writing " + path.string());
+}
+
+tune_options read_options(const tune_request& req, const config::scenario& sc) {
+  config::config_reader r = config::config_reader::from_file(req.scenario);
+  r.apply_overrides(req.sets);
+  tune_options o;
+  const config::model_entry* model = config::find_model(sc.model);
+  auto pos = [&](const std::string& key, double& v) {
+    if (auto x = r.opt_double(key)) {
+      if (!(*x > 0.0) || !std::isfinite(*x)) r.fail(key, "must be a positive, finite number");
+      v = *x;
+    }
+  };
+  pos("tune.H_ini", o.H_ini);
+  if (auto x = r.opt_double("tune.H_inc")) {
+    if (!(*x > 0.0) || !std::isfinite(*x))
+      r.fail("tune.H_inc", "must be > 0: H grows from H_ini by H_inc (002 Sect. 2.4.1)");
+    o.H_inc = *x;
+  }
+  pos("tune.H_max", o.H_max);
+  pos("tune.test_amplitude", o.amplitude);
+  pos("tune.test_width", o.width);
+  pos("tune.duration", o.duration);
+  pos("tune.fine_step", o.fine_step);
+  pos("tune.tolerance", o.tolerance);
+  if (auto x = r.opt_double("tune.linear_factor")) {
+    if (!(*x > 1.0) || !std::isfinite(*x)) r.fail("tune.linear_factor", "must be > 1");
+    o.linear_factor = *x;
+  }
+  if (auto v = r.opt_string_list("tune.test_inputs")) o.test_inputs = *v;
+  if (auto v = r.opt_double_list("tune.sine_frequencies")) o.sine_frequencies = *v;
+  if (auto v = r.opt_double_list("tune.orders")) {
+    o.orders.clear();
+    for (double d : *v) {
+      if (d != std::floor(d) || d < 0 || d > 4) r.fail("tune.orders", "orders are integers 0-4");
+      o.orders.push_back(static_cast<int>(d));
+    }
+  }
+  if (auto v = r.opt_string_list("tune.interfaces")) o.interfaces = *v;
+  if (auto v = r.opt_string_list("tune.schemes")) o.schemes = *v;
+  if (auto v = r.opt_string_list("tune.force_outputs")) o.force_outputs = *v;
+  if (auto v = r.opt_string_list("tune.manoeuvres")) o.manoeuvres = *v;
+  if (auto v = r.opt_string("tune.column")) o.column = *v;
+  for (const auto& sub : r.table_keys("tune.integrators")) {
+    const std::string key = "tune.integrators." + sub;
+    if (sc.subsystems.count(sub) == 0) r.fail(key, "no subsystem '" + sub + "' in this model");
+    o.integrators[sub] = r.opt_string_list(key).value_or(std::vector<std::string>{});
+  }
+  for (const auto& f : o.sine_frequencies)
+    if (!(f > 0.0) || !std::isfinite(f))
+      r.fail("tune.sine_frequencies", "frequencies must be > 0 [Hz]");
+  // Unknown [tune] keys are errors; the rest of the file is the scenario's.
+  for (const auto& [k, v] : r.table())
+    if (k.str() != "tune") r.ignore(std::string(k.str()));
+  r.check_all_read();
+
+  // Command-line options override the file.
+  const cli_overrides& c = req.cli;
+  if (c.H_ini) o.H_ini = *c.H_ini;
+  if (c.H_inc) o.H_inc = *c.H_inc;
+  if (c.H_max) o.H_max = *c.H_max;
+  if (c.factor) o.linear_factor = *c.factor;
+  if (c.tolerance) o.tolerance = *c.tolerance;
+  if (!c.orders.empty()) o.orders = c.orders;
+  if (!c.interfaces.empty()) o.interfaces = c.interfaces;
+  if (!c.test_inputs.empty()) o.test_inputs = c.test_inputs;
+  if (!c.schemes.empty()) o.schemes = c.schemes;
+  if (!c.manoeuvres.empty()) o.manoeuvres = c.manoeuvres;
+
+  if (!(o.H_inc > 0.0) || !std::isfinite(o.H_inc))
+    refuse("tune.H_inc = " + num(o.H_inc) +
+           ": must be > 0: H grows from H_ini by H_inc (002 Sect. 2.4.1)");
+  if (!(o.H_ini > 0.0) || !std::isfinite(o.H_ini))
+    refuse("tune.H_ini = " + num(o.H_ini) + ": must be > 0");
+  if (!(o.H_max >= o.H_ini))
+    refuse("tune.H_max = " + num(o.H_max) + ": must be >= tune.H_ini = " + num(o.H_ini));
+  if (!(o.linear_factor > 1.0))
+    refuse("tune.linear_factor = " + num(o.linear_factor) + ": must be > 1");
+  if (!(o.tolerance > 0.0)) refuse("tune.tolerance = " + num(o.tolerance) + ": must be > 0");
+  for (int m : o.orders)
+    if (m < 0 || m > 4)
+      refuse("tune.orders: extrapolation orders are 0-4, got " + std::to_string(m));
+
+  // Defaults that depend on the scenario.
+  if (o.interfaces.empty() && !r.has("tune.interfaces") && c.interfaces.empty()) {
+    const auto it = sc.options.find("interface");
+    o.interfaces.push_back(it != sc.options.end() ? it->second : "direct");
+    if (model != nullptr && model->reduced_interface && o.interfaces.front() != "rim") {
+      // Only where this scenario accepts it (e.g. not with p-s coupling).
+      std::vector<std::string> probe = req.sets;
+      probe.push_back("model.interface=rim");
+      try {
+        (void)config::load_scenario(req.scenario, probe);
+        o.interfaces.push_back("rim");
+      } catch (const error&) {
+      }
+    }
+  }
+  if (o.schemes.empty() && !r.has("tune.schemes") && c.schemes.empty())
+    o.schemes.push_back(sc.run.scheme);
+  if (o.force_outputs.empty() && !r.has("tune.force_outputs")) {
+    const auto it = sc.options.find("force_output");
+    o.force_outputs.push_back(it != sc.options.end() ? it->second : "sample");
+  }
+  for (const auto& [name, cfg] : sc.subsystems)
+    if (o.integrators.count(name) == 0) o.integrators[name] = {cfg.integrator};
+
+  for (const auto& s : o.schemes)
+    if (s != "jacobi" && s != "gauss-seidel" && s != "gauss-seidel-reversed")
+      refuse("tune.schemes: '" + s + "' is not one of jacobi, gauss-seidel, gauss-seidel-reversed");
+  for (const auto& s : o.interfaces)
+    if (s != "direct" && s != "rim")
+      refuse("tune.interfaces: '" + s + "' is not one of direct, rim");
+  for (const auto& s : o.force_outputs)
+    if (s != "sample" && s != "mean")
+      refuse("tune.force_outputs: '" + s + "' is not one of sample, mean");
+  for (const auto& t : o.test_inputs)
+    if (t != "step" && t != "ramp" && t != "impulse" && t != "sine")
+      refuse("tune.test_inputs: '" + t +
+             "' is not a test input of 002 Eqs. (12)-(15) (step, ramp, impulse, sine)");
+  return o;
+}
+
+CLI::App* add_tune_arguments(CLI::App& app, tune_request& req) {
+  auto* tune = app.add_subcommand(
+      "tune",
+      "Automated configuration search of paper 002 Sect. 2.4: replaces the valve command by the\n"
+      "test inputs of 002 Eqs. (12)-(15), raises H from H_ini by H_inc for every configuration\n"
+      "(interface, scheme, extrapolation order, integrators) until sum|dE| vs H leaves the linear\n"
+      "region, and writes DIR/tune.csv (every run), DIR/tune.json (the search state and result)\n"
+      "and DIR/recommended.toml (the most conservative H over the test inputs of the best\n"
+      "configuration). An answer at an end of the grid says so (printed, \"at_bound\" in\n"
+      "tune.json, a NOTE in recommended.toml): at H_max the true limit may be higher, at H_ini\n"
+      "lower. With --largest-step: the largest H at which s1 stays within tune.tolerance of a\n"
+      "fine reference, for M1 and M2 (DIR/largest_step.csv, DIR/largest_step.json).\n"
+      "The search space and grid come from the scenario's [tune] table, --set tune.KEY=VALUE and\n"
+      "the options below. Progress (grid points or runs done/total, elapsed, ETA) goes to stderr\n"
+      "when it is a terminal. SIGINT/SIGTERM/SIGHUP: no further run starts, running runs stop,\n"
+      "and the files are written with the search state so far, marked \"interrupted\" (no\n"
+      "recommendation, an earlier recommended.toml is removed); exit code 1.");
+  tune->add_option("scenario", req.scenario, "Scenario TOML file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  tune->add_option("--out", req.out, "Output directory (default: results/tune_<scenario name>)");
+  tune->add_option("--jobs", req.jobs, "Parallel runs (default: all cores)")
+      ->check(CLI::PositiveNumber);
+  tune->add_option("--set", req.sets, "Override a scenario or [tune] key (repeatable)")
+      ->type_name("KEY=VALUE");
+  tune->add_flag(
+      "--largest-step", req.largest_step,
+      "Report the largest H keeping s1 within tune.tolerance (2 mm) of a fine reference");
+  tune->add_option("--H-ini", req.cli.H_ini, "First macro step [s] (tune.H_ini, default 0.001)");
+  tune->add_option("--H-inc", req.cli.H_inc, "Increment of H [s] (tune.H_inc, default 0.001)");
+  tune->add_option("--H-max", req.cli.H_max, "Largest H tried [s] (tune.H_max, default 0.03)");
+  tune->add_option("--factor", req.cli.factor,
+                   "Linear-region factor F (tune.linear_factor, default 2)");
+  tune->add_option("--tolerance", req.cli.tolerance,
+                   "--largest-step tolerance [m] (default 0.002)");
+  tune->add_option("--orders", req.cli.orders, "Extrapolation orders, e.g. 0,1,2 (tune.orders)")
+      ->delimiter(',');
+  tune->add_option("--interfaces", req.cli.interfaces, "direct,rim (tune.interfaces)")
+      ->delimiter(',');
+  tune->add_option("--schemes", req.cli.schemes,
+                   "jacobi,gauss-seidel,gauss-seidel-reversed (tune.schemes)")
+      ->delimiter(',');
+  tune->add_option("--test-inputs", req.cli.test_inputs,
+                   "step,ramp,impulse,sine (tune.test_inputs)")
+      ->delimiter(',');
+  tune->add_option("--manoeuvres", req.cli.manoeuvres, "--largest-step manoeuvres (default M1,M2)")
+      ->delimiter(',');
+  tune->footer(
+      "[tune] keys: H_ini, H_inc, H_max [s]; test_inputs; sine_frequencies [Hz]; test_amplitude;\n"
+      "test_width [s]; duration [s]; orders; interfaces; schemes; force_outputs;\n"
+      "integrators.<subsystem>; linear_factor; fine_step [s]; tolerance [m]; manoeuvres; column.");
+  add_progress_flags(*tune, req.progress);
+  return tune;
+}
+
+}  // namespace cosim::cli::tune
