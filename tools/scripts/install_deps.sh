@@ -5,6 +5,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libeigen3-dev libboost1.81-dev libspdlog-dev liburing-dev
   libgtest-dev libgmock-dev libbenchmark-dev libtomlplusplus-dev libcli11-dev
+  libzip-dev libpugixml-dev
   rt-tests clang libclang-rt-14-dev clang-tidy
 )
 missing=()
