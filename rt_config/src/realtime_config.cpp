@@ -2,16 +2,15 @@
 #include <algorithm>
 #include "cosim/rt_config/model_registry.hpp"
 
-#include "cosim/runtime/rt_thread.hpp"
+#include "cosim/runtime/limits.hpp"
 
 namespace cosim::config {
 
 void read_realtime(config_reader& r, scenario& sc) {
   if (auto cap = r.opt_int("run.ring_capacity")) {
     // The upper bound keeps every ring preallocated and locked in memory a few MiB at most.
-    if (*cap < 4 || *cap > 65536 || (*cap & (*cap - 1)) != 0)
-      r.fail("run.ring_capacity",
-             "must be a power of two from 4 to 65536 (samples buffered per coupling)");
+    if (const std::string why = limits::ring_capacity(*cap); !why.empty())
+      r.fail("run.ring_capacity", why);
     sc.rt.ring_capacity = static_cast<std::size_t>(*cap);
   }
   sc.rt.lock_memory = r.opt_bool("run.lock_memory").value_or(true);
@@ -25,39 +24,43 @@ void read_realtime(config_reader& r, scenario& sc) {
     }
     thread_setup t;
     if (auto cpu = r.opt_int(base + ".cpu")) {
-      if (*cpu < -1 || *cpu >= online_cpu_count())
-        r.fail(base + ".cpu",
-               "no such CPU; this machine has CPUs 0-" + std::to_string(online_cpu_count() - 1));
+      if (const std::string why = limits::cpu(*cpu); !why.empty()) r.fail(base + ".cpu", why);
       t.cpu = static_cast<int>(*cpu);
     }
     if (auto prio = r.opt_int(base + ".priority")) {
-      if (*prio < 1 || *prio > 99) r.fail(base + ".priority", "SCHED_FIFO priority must be 1-99");
+      if (const std::string why = limits::priority(*prio, false); !why.empty())
+        r.fail(base + ".priority", why);
       t.priority = static_cast<int>(*prio);
     }
     if (auto stack = r.opt_int(base + ".stack_size")) {
-      if (*stack < 65536) r.fail(base + ".stack_size", "must be at least 65536 bytes");
+      if (const std::string why = limits::stack_size(*stack); !why.empty())
+        r.fail(base + ".stack_size", why);
       t.stack_size = static_cast<std::size_t>(*stack);
     }
     if (auto budget = r.opt_double(base + ".budget")) {
-      if (!(*budget >= 0.0)) r.fail(base + ".budget", "must be >= 0 s");
+      if (const std::string why = limits::budget(*budget); !why.empty())
+        r.fail(base + ".budget", why);
       t.budget_s = *budget;
     }
     sc.rt.threads[name] = t;
   }
   if (auto cpu = r.opt_int("watchdog.cpu")) {
-    if (*cpu < -1 || *cpu >= online_cpu_count()) r.fail("watchdog.cpu", "no such CPU");
+    if (const std::string why = limits::cpu(*cpu); !why.empty()) r.fail("watchdog.cpu", why);
     sc.rt.watchdog.cpu = static_cast<int>(*cpu);
   }
   if (auto prio = r.opt_int("watchdog.priority")) {
-    if (*prio < 1 || *prio > 99) r.fail("watchdog.priority", "SCHED_FIFO priority must be 1-99");
+    if (const std::string why = limits::priority(*prio, false); !why.empty())
+      r.fail("watchdog.priority", why);
     sc.rt.watchdog.priority = static_cast<int>(*prio);
   }
   if (auto m = r.opt_int("watchdog.max_overruns")) {
-    if (*m < 1) r.fail("watchdog.max_overruns", "must be >= 1");
+    if (const std::string why = limits::watchdog_count(*m); !why.empty())
+      r.fail("watchdog.max_overruns", why);
     sc.rt.watchdog.max_overruns = *m;
   }
   if (auto l = r.opt_int("watchdog.leak_steps")) {
-    if (*l < 1) r.fail("watchdog.leak_steps", "must be >= 1");
+    if (const std::string why = limits::watchdog_count(*l); !why.empty())
+      r.fail("watchdog.leak_steps", why);
     sc.rt.watchdog.leak_steps = *l;
   }
   // A watchdog that cannot preempt the threads it guards is no watchdog.

@@ -7,6 +7,7 @@
 #include "cosim/rt_config/driver_wiring.hpp"
 #include "cosim/rt_config/model_registry.hpp"
 #include "cosim/runtime/json_writer.hpp"
+#include "cosim/runtime/limits.hpp"
 #include "cosim/rt_config/type_registry.hpp"
 #include "cosim/runtime/scheme.hpp"
 #include "system_file.hpp"
@@ -29,43 +30,28 @@ void read_subsystem(config_reader& r, const subsystem_spec& spec, double H, subs
   // 004 Sect. 2: smoothing on a (fast) producer, own non-matching time grid.
   sc.smoothing = r.opt_bool(base + ".smoothing").value_or(false);
   sc.non_matching = r.opt_bool(base + ".non_matching").value_or(false);
-  const auto Hn = to_duration(H).count();
+  // The rule is limits::internal_step (runtime); here it gets the key and a hint.
+  const duration Hd = to_duration(H);
+  const std::string grid_hint = " (set " + base + ".non_matching = true for an own time grid)";
   if (auto step = r.opt_double(step_key)) {
     check_positive(r, step_key, *step);
     if (*step > max_run_seconds)
       r.fail(step_key, "must be at most " + format_double(max_run_seconds) + " s");
-    const auto hn = to_duration(*step).count();
-    if (hn <= 0) r.fail(step_key, "is below the 1 ns time resolution");
-    if (!sc.non_matching && hn > Hn)
-      r.fail(step_key,
-             "is larger than its communication step run.macro_step = " + format_double(H) +
-                 " s (set " + base + ".non_matching = true for an own time grid)");
-    if (!sc.non_matching && Hn % hn != 0)
-      r.fail(step_key,
-             "does not divide the communication step run.macro_step = " + format_double(H) +
-                 " s (non-matching grids are not enabled for this subsystem: set " + base +
-                 ".non_matching = true)");
+    const std::string why = limits::internal_step(to_duration(*step), Hd, sc.non_matching);
+    if (!why.empty())
+      r.fail(step_key, step_key + " = " + format_double(*step) + " s " + why +
+                           (why.find("internal steps") == std::string::npos ? grid_hint : ""));
     sc.step = *step;
     sc.step_set = true;
   } else {
     sc.step = spec.default_step(H);
-    const auto hn = to_duration(sc.step).count();
-    if (!sc.non_matching && (hn <= 0 || hn > Hn || Hn % hn != 0))
-      r.fail(step_key, "the default step " + format_double(sc.step) +
-                           " s does not divide run.macro_step = " + format_double(H) + " s (set " +
+    const std::string why = limits::internal_step(to_duration(sc.step), Hd, sc.non_matching);
+    if (why.find("internal steps") != std::string::npos)
+      r.fail("run.macro_step", "with the default " + step_key + " = " + format_double(sc.step) +
+                                   " s, one macro step " + why);
+    if (!why.empty())
+      r.fail(step_key, "the default step " + format_double(sc.step) + " s " + why + " (set " +
                            step_key + ", or " + base + ".non_matching = true)");
-  }
-  // A bounded macro step keeps every stop request answered promptly (time.hpp).
-  const auto hn = to_duration(sc.step).count();
-  // Ceiling of H / h in whole steps (integer division on purpose).
-  const std::int64_t substeps = hn > 0 ? (Hn + hn - 1) / hn : 0;
-  if (substeps > max_substeps_per_macro_step) {
-    const std::string what = sc.step_set ? step_key : "run.macro_step";
-    r.fail(what, std::string(sc.step_set ? "" : "with the default ") + step_key + " = " +
-                     format_double(sc.step) + " s, one macro step of " + format_double(H) +
-                     " s takes " + format_double(static_cast<double>(substeps)) +
-                     " internal steps; at most " + std::to_string(max_substeps_per_macro_step) +
-                     " are allowed (choose a smaller run.macro_step or a larger " + step_key + ")");
   }
   sc.integrator = r.opt_string(base + ".integrator").value_or(spec.integrators.front());
   check_choice(r, base + ".integrator", sc.integrator, spec.integrators);
