@@ -36,6 +36,9 @@ class subsystem {
   virtual ~subsystem() = default;
 
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  /// False if step()/update_outputs() are not known to be allocation-free and bounded in time
+  /// (e.g. an imported FMU): its timing in realtime mode is measured, not guaranteed.
+  [[nodiscard]] virtual bool realtime_safe() const noexcept { return true; }
 
   [[nodiscard]] std::size_t input_count() const noexcept { return inputs_.size(); }
   [[nodiscard]] std::size_t output_count() const noexcept { return outputs_.size(); }
