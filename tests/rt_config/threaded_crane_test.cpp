@@ -161,6 +161,34 @@ TEST(ThreadedCrane, ShortRealtimeRunEqualsOfflineWhenDeadlinesAreMet) {
   EXPECT_TRUE(same_bytes(off, rt));
 }
 
+// Every shipped scenario and system file (not bench_udp: its input driver needs a bench),
+// realtime-paced for a short while: the same bytes as offline, whatever the deadlines did.
+TEST(ThreadedCrane, RealtimeEqualsOfflineOnEveryShippedScenarioAndSystem) {
+  int compared = 0;
+  for (const std::string& dir : {scenarios, std::string(COSIM_SOURCE_DIR "/rt_config/systems/")})
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      const std::string name = entry.path().filename().string();
+      if (entry.path().extension() != ".toml" || name.rfind("bench_udp", 0) == 0) continue;
+      const double H = config::load_scenario(entry.path().string()).run.macro_step;
+      // About 0.3 s of wall time, and at least 20 macro steps.
+      const double T = std::max(0.3, 20.0 * H);
+      const std::vector<std::string> sets{"run.duration=" + std::to_string(T)};
+      memory_sink a, b;
+      try {
+        run_mode(entry.path().string(), sets, "offline", a);
+        const run_outcome o = run_mode(entry.path().string(), sets, "realtime", b);
+        EXPECT_EQ(o.status, run_status::completed) << name << ": " << o.stop_reason;
+      } catch (const cosim::error& e) {
+        ADD_FAILURE() << name << ": " << e.what();
+        continue;
+      }
+      EXPECT_GE(a.rows(), 20U) << name;
+      EXPECT_TRUE(same_bytes(a, b)) << name;
+      ++compared;
+    }
+  EXPECT_GE(compared, 24);  // 19 scenarios + 5 system files
+}
+
 TEST(ThreadedCrane, RejectsImpossiblePlacementFromTheScenario) {
   const std::string file = scenarios + "crane_m1_fs.toml";
   auto expect_error = [&](const std::vector<std::string>& sets, const std::string& key) {
