@@ -1,7 +1,6 @@
 #include "cosim/drivers/udp_driver.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -45,8 +44,8 @@ udp_driver::~udp_driver() {
   stop();
 }
 
-void udp_driver::start(std::atomic<bool>* stop_flag) {
-  stop_flag_ = stop_flag;
+void udp_driver::start(stop_source* stop) {
+  stop_ = stop;
   if (io_) return;
   rt_thread_config tc;
   tc.name = "io-" + cfg_.name;
@@ -177,7 +176,7 @@ void udp_input_driver::do_update_outputs(time_point /*t*/) noexcept {
   }
   if (age > stop_limit && !stale_stop_.load(std::memory_order_relaxed)) {
     stale_stop_.store(true, std::memory_order_relaxed);
-    if (stop_flag_ != nullptr) stop_flag_->store(true, std::memory_order_release);
+    if (stop_ != nullptr) stop_->raise(stop_cause::stale_input, 0, name().c_str());
   }
   // Stale: the last value is held (current_ is unchanged).
   for (std::size_t i = 0; i < cfg_.channels.size(); ++i) set_output(i, current_.v[i]);
@@ -287,23 +286,13 @@ std::vector<udp_driver*> find_drivers(system& sys) {
 
 // ------------------------------------------------------------------------------ session
 
-driver_session::driver_session(system& sys, const std::atomic<bool>* external_stop)
-    : drivers_(find_drivers(sys)), external_(external_stop) {
-  if (drivers_.empty()) return;
+driver_session::driver_session(system& sys, stop_source& stop) : drivers_(find_drivers(sys)) {
   try {
-    for (auto* d : drivers_) d->start(&stop_);
+    for (auto* d : drivers_) d->start(&stop);
   } catch (...) {
     shutdown(true);
     throw;
   }
-  // Forwards the operator's stop request into the combined flag the executor watches.
-  forwarder_ = std::thread([this] {
-    while (!forward_done_.load(std::memory_order_acquire)) {
-      if (external_ != nullptr && external_->load(std::memory_order_relaxed))
-        stop_.store(true, std::memory_order_release);
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  });
 }
 
 driver_session::~driver_session() {
@@ -311,26 +300,14 @@ driver_session::~driver_session() {
 }
 
 void driver_session::shutdown(bool fail_safe) noexcept {
-  forward_done_.store(true, std::memory_order_release);
-  if (forwarder_.joinable()) forwarder_.join();
   for (auto* d : drivers_) d->stop();
   if (fail_safe)
     for (auto* d : drivers_) d->send_safe();
   finished_ = true;
 }
 
-void driver_session::finish(run_outcome& out) {
-  if (finished_) return;
-  std::string stale;
-  for (auto* d : drivers_)
-    if (d->stale_stop()) stale += (stale.empty() ? "" : ", ") + d->name();
-  const bool external = external_ != nullptr && external_->load();
-  if (!stale.empty() && !external && out.status != run_status::completed) {
-    out.status = run_status::safety_stop;
-    out.stop_reason = "stale_input";
-    out.message = "no fresh input from driver(s) " + stale + " within stop_after";
-  }
-  shutdown(out.status != run_status::completed);
+void driver_session::finish(const run_outcome& out) noexcept {
+  if (!finished_) shutdown(out.status != run_status::completed);
 }
 
 std::vector<driver_stats> driver_session::stats() const {

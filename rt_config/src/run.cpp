@@ -129,7 +129,7 @@ int exit_code(const run_outcome& o) noexcept {
   return 2;
 }
 
-run_report run_scenario(const run_request& req, const std::atomic<bool>* stop_request) {
+run_report run_scenario(const run_request& req, const stop_source* stop) {
   run_report rep;
   // Everything that can be checked is checked before the results folder is touched.
   rep.sc = load_scenario(req.scenario, req.sets);
@@ -141,22 +141,21 @@ run_report run_scenario(const run_request& req, const std::atomic<bool>* stop_re
 
   csv_writer writer(rep.results_csv);
   starting_sink sink(writer, folder, req.also);
-  // UDP drivers: I/O threads run around the run; the executor watches a flag
-  // that combines the operator's stop request with the drivers' stale-input stop.
-  drivers::driver_session session(built->sys, stop_request);
-  const std::atomic<bool>* stop = session.empty() ? stop_request : session.stop_flag();
+  // The run's stop source: the caller's (operator) stop reaches it, the drivers' stale-input
+  // stop is raised in it, and neither outlives the run.
+  stop_source run_stop(stop);
+  // UDP drivers: I/O threads run around the run.
+  drivers::driver_session session(built->sys, run_stop);
   if (rep.sc.run.mode == run_mode::offline) {
-    rep.outcome = run_offline(built->sys, built->plan, built->limits, sink, stop);
+    rep.outcome = run_offline(built->sys, built->plan, built->limits, sink, &run_stop);
   } else {
     threaded_options opt = make_threaded_options(rep.sc, *built);
     if (rep.sc.rt.timing_csv) opt.timing_csv = folder.file("timing.csv").string();
-    rep.outcome = run_threaded(built->sys, built->plan, built->limits, sink, opt, stop);
+    rep.outcome = run_threaded(built->sys, built->plan, built->limits, sink, opt, &run_stop);
     // Through the runtime log, so --log-level / --quiet apply (summary.json keeps them).
     for (const auto& w : rep.outcome.warnings) spdlog::warn("{}", w);
   }
-  session.finish(rep.outcome);  // fail-safe output unless completed; stale_input reason
-  if (rep.outcome.stop_reason == "operator_signal" && req.describe_stop)
-    rep.outcome.message = req.describe_stop();
+  session.finish(rep.outcome);  // fail-safe output unless completed
   // A run whose results could not be stored (full disk, file size limit) is not a finished
   // run: no summary.json marks it; the message says where it stopped and why.
   COSIM_INPUT_CHECK(!writer.failed(), errc::io,

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <string>
 
 #include "cosim/runtime/error.hpp"
 #include "cosim/runtime/json_writer.hpp"
@@ -22,6 +24,25 @@ const char* to_string(run_status s) noexcept {
       return "error";
   }
   return "error";
+}
+
+run_status status_of(stop_cause c) noexcept {
+  switch (c) {
+    case stop_cause::none:
+      return run_status::completed;
+    case stop_cause::non_finite:
+      return run_status::diverged;
+    case stop_cause::operator_signal:
+    case stop_cause::stale_input:
+    case stop_cause::deadline:
+    case stop_cause::energy_residual:
+    case stop_cause::residual_power:
+      return run_status::safety_stop;
+    case stop_cause::output_error:
+    case stop_cause::error:
+      return run_status::error;
+  }
+  return run_status::error;
 }
 
 void validate_plan(const system& sys, const run_plan& plan) {
@@ -58,7 +79,7 @@ std::vector<std::string> result_columns(const system& sys) {
 }
 
 run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& limits,
-                        row_sink& sink, const std::atomic<bool>* stop_request) {
+                        row_sink& sink, const stop_source* stop) {
   validate_plan(sys, plan);
   sys.check_complete();
   const auto wall0 = std::chrono::steady_clock::now();
@@ -74,11 +95,12 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
   initialize_and_exchange(sys, plan);
   acc.start(t, out);
 
+  stop_source run_stop(stop);
+  bool stopped = false;
   const duration H = plan.macro_step;
   for (std::int64_t n = 0; n < plan.macro_steps; ++n) {
-    if (stop_request != nullptr && stop_request->load(std::memory_order_relaxed)) {
-      out.status = run_status::safety_stop;
-      out.stop_reason = "operator_signal";
+    if (run_stop.stop_requested()) {
+      stopped = true;
       break;
     }
     const time_point t1 = t + H;
@@ -98,13 +120,39 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
     }
     mon.close_step(H);
     t = t1;
-    if (!acc.after_step(n, t, ok, out)) break;
+    if (!acc.after_step(n, t, ok, out, run_stop)) {
+      stopped = true;
+      break;
+    }
   }
   acc.finish(out);
-  finish_outcome(out, plan, t, wall0);
+  finish_outcome(out, plan, t, wall0, stopped ? &run_stop : nullptr);
   sink.end();
   return out;
 }
+
+namespace {
+
+// The default message of an early stop, from the cause's details.
+std::string stop_message(const stop_source& s, time_point t) {
+  const char* who = s.who();
+  switch (s.cause()) {
+    case stop_cause::non_finite:
+      return "non-finite value at t = " + format_double(to_seconds(t)) + " s";
+    case stop_cause::operator_signal: {
+      const char* sig = s.code() > 0 ? sigabbrev_np(s.code()) : nullptr;
+      return std::string("stop requested by the operator") +
+             (sig != nullptr ? std::string(" (SIG") + sig + ")" : "");
+    }
+    case stop_cause::stale_input:
+      return std::string("no fresh input from driver '") + (who != nullptr ? who : "?") +
+             "' within its stop_after";
+    default:
+      return "";
+  }
+}
+
+}  // namespace
 
 void initialize_and_exchange(system& sys, const run_plan& plan) {
   // Start-up exchange in scheme order, so that feedthrough outputs at t0 see their
@@ -117,13 +165,15 @@ void initialize_and_exchange(system& sys, const run_plan& plan) {
 }
 
 void finish_outcome(run_outcome& out, const run_plan& plan, time_point t,
-                    std::chrono::steady_clock::time_point wall0) {
+                    std::chrono::steady_clock::time_point wall0, const stop_source* stopped) {
   out.stop_time_s = to_seconds(t);
   out.sim_time_s = to_seconds(t - plan.start);
-  if (out.status == run_status::diverged && out.message.empty())
-    out.message = "non-finite value at t = " + format_double(to_seconds(t)) + " s";
-  if (out.stop_reason == "operator_signal" && out.message.empty())
-    out.message = "stop requested by the operator (SIGINT/SIGTERM)";
+  if (stopped != nullptr) {
+    const stop_cause c = stopped->cause();
+    out.status = status_of(c);
+    out.stop_reason = to_string(c);
+    if (out.message.empty()) out.message = stop_message(*stopped, t);
+  }
   out.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
 }
 

@@ -34,13 +34,13 @@ class run_accounting {
     }
   }
 
-  /// After macro step n (ending at t). Returns false when the run must stop; `out` then
-  /// holds the reason.
-  bool after_step(std::int64_t n, time_point t, bool ok, run_outcome& out) noexcept {
+  /// After macro step n (ending at t). Returns false when the run must stop; the cause is
+  /// then raised in `stop`.
+  bool after_step(std::int64_t n, time_point t, bool ok, run_outcome& out,
+                  stop_source& stop) noexcept {
     ++out.macro_steps;
     if (!ok || !fill(t)) {
-      out.status = run_status::diverged;
-      out.stop_reason = "non_finite";
+      stop.raise(stop_cause::non_finite);
       return false;
     }
     const bool tripped_energy = mon_.sum_abs_energy() > limits_.energy_residual;
@@ -56,13 +56,11 @@ class run_accounting {
       pending_ = true;
     }
     if (sink_.failed()) {
-      out.status = run_status::error;
-      out.stop_reason = "output_error";
+      stop.raise(stop_cause::output_error);
       return false;
     }
     if (tripped_energy || tripped_power) {
-      out.status = run_status::safety_stop;
-      out.stop_reason = tripped_energy ? "energy_residual" : "residual_power";
+      stop.raise(tripped_energy ? stop_cause::energy_residual : stop_cause::residual_power);
       return false;
     }
     return true;

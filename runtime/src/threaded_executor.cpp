@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <ctime>
 #include <memory>
@@ -54,12 +55,11 @@ struct step_record {
   std::array<double, max_record_values> v{};
 };
 
-enum class stop_cause : int { none, deadline, operator_signal, worker_failed };
-
 struct shared_state {
-  std::atomic<bool> stop{false};
-  std::atomic<int> cause{static_cast<int>(stop_cause::none)};
-  std::int64_t start_ns = 0;  // realtime epoch (release of step 0)
+  explicit shared_state(stop_source& s) noexcept : run_stop(s) {}
+  stop_source& run_stop;          // why the run stops early
+  std::atomic<bool> stop{false};  // releases every thread: an early stop or the run's end
+  std::int64_t start_ns = 0;      // realtime epoch (release of step 0)
   // Realtime schedule: step n of every thread is released at start + (n + shift) H.
   std::atomic<std::int64_t> shift{0};
   std::atomic<std::int64_t> late_steps{0};  // steps that moved the schedule
@@ -79,10 +79,9 @@ struct shared_state {
     return false;
   }
 
+  /// Raises c (none: the run ended) and releases every thread.
   void request_stop(stop_cause c) noexcept {
-    int expected = static_cast<int>(stop_cause::none);
-    // First cause wins; relaxed is enough because stop (release) publishes it.
-    cause.compare_exchange_strong(expected, static_cast<int>(c), std::memory_order_relaxed);
+    run_stop.raise(c);
     stop.store(true, std::memory_order_release);
   }
   [[nodiscard]] bool stopping() const noexcept { return stop.load(std::memory_order_acquire); }
@@ -242,8 +241,7 @@ void validate_threaded(const system& sys, const run_plan& plan, const threaded_o
 }
 
 run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits& limits,
-                         row_sink& sink, const threaded_options& opt,
-                         const std::atomic<bool>* stop_request) {
+                         row_sink& sink, const threaded_options& opt, const stop_source* stop) {
   validate_threaded(sys, plan, opt);
   sys.check_complete();
   const auto wall0 = std::chrono::steady_clock::now();
@@ -326,7 +324,8 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
   for (std::size_t p = 0; p < sys.probes().size(); ++p) mirror_probe[p] = *sys.probes()[p].value;
   acc.start(plan.start, out);
 
-  shared_state shared;
+  stop_source run_stop(stop);
+  shared_state shared(run_stop);
   const std::int64_t H_ns = plan.macro_step.count();
   const std::int64_t steps = plan.macro_steps;
   const time_point t0 = plan.start;
@@ -513,7 +512,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
       });
     }
   } catch (...) {
-    shared.request_stop(stop_cause::worker_failed);
+    shared.request_stop(stop_cause::error);
     go.store(true, std::memory_order_release);
     threads.clear();
     drain.stop();
@@ -551,6 +550,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
   // Recording thread: one record per subsystem per step, then the shared accounting.
   time_point t = plan.start;
   bool running = true;
+  bool stopped = false;  // ended early: run_stop holds the cause
   for (std::int64_t n = 0; n < steps && running; ++n) {
     bool ok = true;
     for (auto& w : workers) {
@@ -561,8 +561,8 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
           running = false;
           break;
         }
-        if (stop_request != nullptr && stop_request->load(std::memory_order_relaxed))
-          shared.request_stop(stop_cause::operator_signal);
+        // Raised upstream or by a subsystem: release the threads.
+        if (run_stop.stop_requested()) shared.request_stop(stop_cause::none);
         recorder_pause(wait);
       }
       if (!running) break;
@@ -581,49 +581,39 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
     if (!running) break;
     mon.close_step(plan.macro_step);
     t += plan.macro_step;
-    if (!acc.after_step(n, t, ok, out)) break;
-    if (stop_request != nullptr && stop_request->load(std::memory_order_relaxed)) {
-      shared.request_stop(stop_cause::operator_signal);
-      running = false;
+    if (!acc.after_step(n, t, ok, out, run_stop)) {
+      stopped = true;
+      break;
     }
+    if (run_stop.stop_requested()) running = false;
   }
+  stopped = stopped || out.macro_steps < steps;
+  // Threads only stop early for a raised cause; should one not, the run is no success.
+  if (stopped) run_stop.raise(stop_cause::error);
   shared.request_stop(stop_cause::none);  // releases every waiting thread
   for (auto& th : threads) th.join();
   drain.stop();
   if (timing != nullptr) std::fclose(timing);
 
-  if (out.status == run_status::completed && out.macro_steps < steps) {
-    out.status = run_status::safety_stop;
-    switch (static_cast<stop_cause>(shared.cause.load())) {
-      case stop_cause::deadline: {
-        out.stop_reason = "deadline";
-        const std::ptrdiff_t hung = shared.stop_hung.load();
-        const double H_ms = static_cast<double>(H_ns) * 1e-6;
-        if (hung >= 0) {
-          out.message = "subsystem '" + sys.at(static_cast<std::size_t>(hung)).name() +
-                        "' stayed in one step for " +
-                        format_double(static_cast<double>(shared.stop_busy_ns.load()) * 1e-6) +
-                        " ms, longer than watchdog.max_overruns (" +
-                        std::to_string(opt.watchdog.max_overruns) + ") periods of " +
-                        format_double(H_ms) + " ms";
-        } else {
-          out.message =
-              std::to_string(shared.stop_bucket.load()) +
-              " late steps in the watchdog's leaky bucket reached watchdog.max_overruns = " +
-              std::to_string(opt.watchdog.max_overruns) + " (one is forgiven per " +
-              std::to_string(opt.watchdog.leak_steps) + " macro steps, watchdog.leak_steps)";
-        }
-        break;
-      }
-      case stop_cause::operator_signal:
-        out.stop_reason = "operator_signal";
-        break;
-      default:
-        out.status = run_status::error;
-        out.stop_reason = "error";
-        out.message = "a subsystem thread stopped unexpectedly";
+  if (stopped && run_stop.cause() == stop_cause::deadline) {
+    const std::ptrdiff_t hung = shared.stop_hung.load();
+    const double H_ms = static_cast<double>(H_ns) * 1e-6;
+    if (hung >= 0) {
+      out.message = "subsystem '" + sys.at(static_cast<std::size_t>(hung)).name() +
+                    "' stayed in one step for " +
+                    format_double(static_cast<double>(shared.stop_busy_ns.load()) * 1e-6) +
+                    " ms, longer than watchdog.max_overruns (" +
+                    std::to_string(opt.watchdog.max_overruns) + ") periods of " +
+                    format_double(H_ms) + " ms";
+    } else {
+      out.message = std::to_string(shared.stop_bucket.load()) +
+                    " late steps in the watchdog's leaky bucket reached watchdog.max_overruns = " +
+                    std::to_string(opt.watchdog.max_overruns) + " (one is forgiven per " +
+                    std::to_string(opt.watchdog.leak_steps) + " macro steps, watchdog.leak_steps)";
     }
   }
+  if (stopped && run_stop.cause() == stop_cause::error)
+    out.message = "a subsystem thread stopped unexpectedly";
   acc.finish(out);
   for (std::size_t i = 0; i < n_sub; ++i) {
     const worker& w = *workers[i];
@@ -650,7 +640,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
   if (opt.realtime && threads.size() > n_sub && !threads[n_sub].grant().warning.empty())
     out.warnings.push_back("watchdog: " + threads[n_sub].grant().warning);
   for (const auto& r : rings) out.ring_drops += r->drops();
-  finish_outcome(out, plan, t, wall0);
+  finish_outcome(out, plan, t, wall0, stopped ? &run_stop : nullptr);
   sink.end();
   return out;
 }

@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <array>
-#include <atomic>
 #include <chrono>
 #include <memory>
 #include <regex>
@@ -33,7 +32,7 @@ TEST(UdpInputDriver, DeliversNewestValueAndCountsHygiene) {
   auto d = make_driver(input_config(peer));
   auto* in = dynamic_cast<udp_input_driver*>(d.get());
   ASSERT_NE(in, nullptr);
-  std::atomic<bool> stop{false};
+  cosim::stop_source stop;
   d->start(&stop);
   const std::uint16_t port = d->local_port();
   ASSERT_NE(port, 0);
@@ -63,7 +62,7 @@ TEST(UdpInputDriver, DeliversNewestValueAndCountsHygiene) {
   EXPECT_EQ(s.clamped, 1U);
   d->update_outputs(t0);
   EXPECT_EQ(d->output(0), 1.0);
-  EXPECT_FALSE(stop.load());
+  EXPECT_FALSE(stop.stop_requested());
   d->stop();
 }
 
@@ -77,7 +76,8 @@ TEST(UdpInputDriver, RejectsAnyOtherChannelCountFromAnAllowedPeer) {
   const std::vector<udp_driver*> found = find_drivers(sys);
   ASSERT_EQ(found.size(), 1U);
   udp_driver* d = found[0];
-  driver_session session(sys, nullptr);  // starts the I/O thread
+  cosim::stop_source stop;
+  driver_session session(sys, stop);  // starts the I/O thread
   const std::uint16_t port = d->local_port();
   peer.send(message_type::command, 1, {0.9, 0.1}, port);  // one channel too many
   peer.send(message_type::command, 2, {}, port);          // none
@@ -105,7 +105,7 @@ TEST(UdpInputDriver, RejectsAnyOtherChannelCountFromAnAllowedPeer) {
 TEST(UdpInputDriver, StaleHoldsThenStops) {
   test_socket peer;
   auto d = make_driver(input_config(peer));
-  std::atomic<bool> stop{false};
+  cosim::stop_source stop;
   d->start(&stop);
   peer.send(message_type::command, 1, {0.75}, d->local_port());
   ASSERT_TRUE(eventually([&] { return d->stats().received == 1; }));
@@ -115,10 +115,12 @@ TEST(UdpInputDriver, StaleHoldsThenStops) {
   d->update_outputs({});
   EXPECT_EQ(d->output(0), 0.75);  // held
   EXPECT_EQ(d->stats().stale_events, 1U);
-  EXPECT_FALSE(stop.load());
+  EXPECT_FALSE(stop.stop_requested());
   std::this_thread::sleep_for(150ms);  // > stop_after
   d->update_outputs({});
-  EXPECT_TRUE(stop.load());
+  EXPECT_TRUE(stop.stop_requested());
+  EXPECT_EQ(stop.cause(), cosim::stop_cause::stale_input);
+  EXPECT_STREQ(stop.who(), "joystick");  // the stop message names the driver
   EXPECT_TRUE(d->stale_stop());
   EXPECT_EQ(d->stats().stale_events, 1U);  // one event per fresh -> stale transition
   d->stop();
@@ -133,7 +135,7 @@ TEST(UdpInputDriver, RepeatsTheStartHeartbeatUntilTheFirstDatagram) {
   c.stop_after = 10.0;
   c.startup_timeout = 10.0;
   auto d = make_driver(c);
-  std::atomic<bool> stop{false};
+  cosim::stop_source stop;
   d->start(&stop);
   const std::uint16_t port = d->local_port();
   // 20 updates 5 ms apart: an announcement every 20 ms of the loop's wall time, not 20.
@@ -190,7 +192,7 @@ TEST_P(UdpOutputDriver, SendsEveryUpdateThenSafeValues) {
     if (c.backend == "io_uring") GTEST_SKIP() << e.what();
     throw;
   }
-  std::atomic<bool> stop{false};
+  cosim::stop_source stop;
   d->start(&stop);
   d->input(0).set_initial({}, 0.5);
   for (int i = 0; i < 5; ++i)

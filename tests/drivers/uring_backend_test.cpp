@@ -347,7 +347,7 @@ driver_stats run_script(const std::string& backend, double& last_output) {
   c.stale_after = 5.0;
   c.stop_after = 10.0;
   auto d = make_driver(c);
-  std::atomic<bool> stop{false};
+  cosim::stop_source stop;
   d->start(&stop);
   const std::uint16_t port = d->local_port();
   // First update before any input: the start-of-run heartbeat (wake -> on_wake -> send_to).
@@ -373,7 +373,7 @@ driver_stats run_script(const std::string& backend, double& last_output) {
   }));
   d->update_outputs(cosim::time_point{});
   last_output = d->output(0);
-  EXPECT_FALSE(stop.load());
+  EXPECT_FALSE(stop.stop_requested());
   d->stop();
   return d->stats();
 }
@@ -411,7 +411,7 @@ TEST(UringInputDriver, AnnouncesTheRunToItsPeers) {
   SKIP_WITHOUT_URING();
   test_socket peer;
   auto d = make_driver(input_config(peer, "io_uring"));
-  std::atomic<bool> stop{false};
+  cosim::stop_source stop;
   d->start(&stop);
   d->update_outputs(cosim::time_point{});
   std::array<std::byte, 2048> buf{};

@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -527,13 +527,43 @@ TEST(Executor, ResidualPowerLimitTripsSafetyStop) {
 TEST(Executor, OperatorStopRequestEndsTheRunInOrder) {
   bond_system b;
   memory_sink sink;
-  std::atomic<bool> stop{true};
+  cosim::stop_source stop;
+  stop.raise(cosim::stop_cause::operator_signal);
   const run_outcome out = cosim::run_offline(b.sys, make_plan(10, {0, 1}), {}, sink, &stop);
   EXPECT_EQ(out.status, run_status::safety_stop);
   EXPECT_EQ(out.stop_reason, "operator_signal");
   EXPECT_EQ(out.macro_steps, 0);
   EXPECT_EQ(sink.rows.size(), 1u);  // the t0 row
   EXPECT_EQ(sink.ends, 1);
+  EXPECT_EQ(out.message, "stop requested by the operator");  // no signal number given
+}
+
+TEST(Executor, ARunsOwnStopStaysInTheRunAndTheCallersSourceStopsEveryLaterRun) {
+  // One operator source for a batch of runs (tune, sweep): a safety stop in one run must
+  // not stop the next, an operator stop must stop all that follow.
+  cosim::stop_source batch;
+  safety_limits lim;
+  lim.residual_power = 0.5 * dP_zoh;
+  bond_system b1;
+  memory_sink s1;
+  const run_outcome o1 = cosim::run_offline(b1.sys, make_plan(10, {0, 1}), lim, s1, &batch);
+  EXPECT_EQ(o1.stop_reason, "residual_power");
+  EXPECT_FALSE(batch.stop_requested());
+  EXPECT_EQ(batch.cause(), cosim::stop_cause::none);
+  bond_system b2;
+  memory_sink s2;
+  const run_outcome o2 = cosim::run_offline(b2.sys, make_plan(10, {0, 1}), {}, s2, &batch);
+  EXPECT_EQ(o2.status, run_status::completed);
+  EXPECT_EQ(o2.macro_steps, 10);
+  batch.raise(cosim::stop_cause::operator_signal, SIGINT);
+  for (int k = 0; k < 2; ++k) {
+    bond_system b;
+    memory_sink s;
+    const run_outcome o = cosim::run_offline(b.sys, make_plan(10, {0, 1}), lim, s, &batch);
+    EXPECT_EQ(o.stop_reason, "operator_signal");
+    EXPECT_EQ(o.macro_steps, 0);
+    EXPECT_EQ(o.message, "stop requested by the operator (SIGINT)");
+  }
 }
 
 // ---------------------------------------------------------------------------------------

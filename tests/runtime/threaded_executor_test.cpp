@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <thread>
@@ -452,15 +453,16 @@ TEST(ThreadedExecutor, OperatorSignalStopsInOrderWithCompleteRows) {
   opt.realtime = true;
   opt.lock_memory = false;
   opt.watchdog.max_overruns = 1'000'000;
-  std::atomic<bool> stop{false};
+  stop_source stop;
   std::thread operator_thread([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    stop.store(true);
+    stop.raise(stop_cause::operator_signal, SIGTERM);
   });
   const run_outcome o = run_threaded(m->sys, m->plan, {}, sink, opt, &stop);
   operator_thread.join();
   EXPECT_EQ(o.status, run_status::safety_stop);
   EXPECT_EQ(o.stop_reason, "operator_signal");
+  EXPECT_EQ(o.message, "stop requested by the operator (SIGTERM)");
   EXPECT_LT(o.macro_steps, 2000);
   EXPECT_EQ(static_cast<std::int64_t>(sink.rows()), o.macro_steps + 1);
   EXPECT_DOUBLE_EQ(sink.data[(sink.rows() - 1) * sink.width], o.stop_time_s);

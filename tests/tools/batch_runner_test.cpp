@@ -91,7 +91,7 @@ TEST(BatchRunner, InMemoryRowsAreCosimRunResultsToTheLastBit) {
     cli::batch_run run;
     run.sets = c.sets;
     run.all_columns = true;
-    const std::atomic<bool> no_stop{false};
+    const cosim::stop_source no_stop;
     const cli::batch_result r = cli::run_one(c.scenario, run, no_stop);
     ASSERT_EQ(r.status, "completed") << r.message;
     ASSERT_TRUE(r.outcome.has_value());
@@ -122,7 +122,7 @@ TEST(BatchRunner, AKeptFolderHoldsTheRowsKeptInMemory) {
   run.sets = {"run.duration=1", "run.macro_step=2e-3"};
   run.out_dir = dir / "kept";
   run.all_columns = true;
-  const std::atomic<bool> no_stop{false};
+  const cosim::stop_source no_stop;
   const cli::batch_result r = cli::run_one(oscillator, run, no_stop);
   ASSERT_EQ(r.status, "completed") << r.message;
   EXPECT_EQ(r.rows.path, dir / "kept/results.csv");
@@ -199,7 +199,7 @@ TEST(BatchRunner, RunsKeptInMemoryWriteNoFile) {
     runs[i].all_columns = true;
   }
   watcher w({dir.path(), dir / "sc", dir / "cwd"});
-  const std::atomic<bool> no_stop{false};
+  const cosim::stop_source no_stop;
   const auto results = cli::run_batch(dir / "sc/osc.toml", runs, 2, nullptr, {}, no_stop);
   fs::current_path(cwd);
   const std::vector<std::string> ev = w.events();
@@ -217,14 +217,14 @@ TEST(BatchRunner, RunsKeptInMemoryWriteNoFile) {
 TEST(BatchRunner, NoRunStartsAfterTheStopRequest) {
   std::vector<cli::batch_run> runs(4);
   for (auto& r : runs) r.sets = {"run.duration=0.1"};
-  std::atomic<bool> stop{false};
+  cosim::stop_source stop;
   std::vector<std::size_t> done;
   // One job: the stop raised when the first run ends keeps the other three from starting.
   const auto results = cli::run_batch(
       oscillator, runs, 1, nullptr,
       [&](std::size_t i, cli::batch_result&) {
         done.push_back(i);
-        stop = true;
+        stop.raise(cosim::stop_cause::operator_signal);
       },
       stop);
   EXPECT_EQ(done, std::vector<std::size_t>{0});
@@ -232,9 +232,9 @@ TEST(BatchRunner, NoRunStartsAfterTheStopRequest) {
   EXPECT_EQ(results[0].status, "completed");
   for (std::size_t i = 1; i < 4; ++i) EXPECT_FALSE(results[i].started) << i;
   // Bad input is a result, not an exception.
-  stop = false;
+  const cosim::stop_source no_stop;
   const auto bad = cli::run_batch(oscillator, {cli::batch_run{{"run.macro_step=-1"}, "", true, {}}},
-                                  1, nullptr, {}, stop);
+                                  1, nullptr, {}, no_stop);
   EXPECT_EQ(bad[0].status, "error");
   EXPECT_EQ(bad[0].stop_reason, "bad_input");
   EXPECT_NE(bad[0].message.find("run.macro_step"), std::string::npos) << bad[0].message;
@@ -267,7 +267,7 @@ TEST(SweepInMemory, ErrorsComeFromTheRunsRowsNotFromResultsCsvReadBack) {
     cli::batch_run again;
     again.sets = {"run.duration=1", std::string("run.macro_step=") + (i == 0 ? "1e-3" : "2e-3")};
     again.all_columns = true;
-    const std::atomic<bool> no_stop{false};
+    const cosim::stop_source no_stop;
     expect_bit_equal(cli::run_one(oscillator, again, no_stop).rows, res);
     EXPECT_EQ(t.text(i, "status"), "completed");
     EXPECT_GT(t.num(i, "x1_max"), 0.0);

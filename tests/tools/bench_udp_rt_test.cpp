@@ -200,6 +200,9 @@ TEST(BenchUdp, SilentJoystickStopsSafelyWithSafeValues) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(json_string(r.summary, "status"), "safety_stop");
   EXPECT_EQ(json_string(r.summary, "stop_reason"), "stale_input");
+  // The driver that raised the stop names itself in the message.
+  EXPECT_EQ(json_string(r.summary, "message"),
+            "no fresh input from driver 'joystick' within its stop_after");
   EXPECT_GE(driver_counter(r.summary, "joystick", "stale_events"), 1);
   // stop_after = 0.5 s after the last datagram at ~3 s of wall time (simulated time
   // lags the wall clock by the periods skipped on overruns, so it can only be earlier).

@@ -65,7 +65,7 @@ void take_outcome(batch_result& r, const run_outcome& o) {
 }  // namespace
 
 batch_result run_one(const std::string& scenario, const batch_run& run,
-                     const std::atomic<bool>& stop) {
+                     const stop_source& stop) {
   batch_result r;
   r.started = true;
   const auto w0 = std::chrono::steady_clock::now();
@@ -76,7 +76,6 @@ batch_result run_one(const std::string& scenario, const batch_run& run,
       auto built = config::build(*r.sc);
       sink.reserve(run.all_columns || !run.columns.empty() ? expected_rows(built->plan) : 0);
       run_outcome o = run_offline(built->sys, built->plan, built->limits, sink, &stop);
-      if (o.stop_reason == "operator_signal") o.message = operator_stop_message();
       take_outcome(r, o);
       r.rows = sink.take();
       r.rows.path = "(in memory)";
@@ -86,7 +85,6 @@ batch_result run_one(const std::string& scenario, const batch_run& run,
       req.sets = run.sets;
       req.out_dir = run.out_dir;
       req.quiet = true;
-      req.describe_stop = operator_stop_message;
       req.also = &sink;
       run_report rep = run_scenario(req, &stop);
       take_outcome(r, rep.outcome);
@@ -105,10 +103,10 @@ batch_result run_one(const std::string& scenario, const batch_run& run,
 }
 
 void parallel_for(std::size_t n, int jobs, const std::function<void(std::size_t)>& job,
-                  const std::atomic<bool>& stop) {
+                  const stop_source& stop) {
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
-    for (std::size_t i = next.fetch_add(1); i < n && !stop.load(std::memory_order_relaxed);
+    for (std::size_t i = next.fetch_add(1); i < n && !stop.stop_requested();
          i = next.fetch_add(1))
       job(i);
   };
@@ -122,7 +120,7 @@ void parallel_for(std::size_t n, int jobs, const std::function<void(std::size_t)
 
 std::vector<batch_result> run_batch(const std::string& scenario, const std::vector<batch_run>& runs,
                                     int jobs, progress* bar, const batch_done& done,
-                                    const std::atomic<bool>& stop) {
+                                    const stop_source& stop) {
   std::vector<batch_result> results(runs.size());
   parallel_for(
       runs.size(), jobs,

@@ -4,7 +4,6 @@
 // memory (no scenario file is written for it) and its rows go to an in-memory table, so the
 // caller computes errors from the rows themselves, never from a results.csv read back.
 // Optionally a run also writes a results folder exactly as `cosim run --out DIR` does.
-#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -78,12 +77,12 @@ struct batch_result {
 /// One run, in this thread. Never throws: failures are in the result. `stop` ends the run
 /// within a macro step (status interrupted).
 batch_result run_one(const std::string& scenario, const batch_run& run,
-                     const std::atomic<bool>& stop = operator_stop_flag());
+                     const stop_source& stop = operator_stop());
 
 /// Calls job(0..n-1) on up to `jobs` threads (this one included); after `stop` is set no
 /// further job starts.
 void parallel_for(std::size_t n, int jobs, const std::function<void(std::size_t)>& job,
-                  const std::atomic<bool>& stop = operator_stop_flag());
+                  const stop_source& stop = operator_stop());
 
 /// Called on the worker thread as soon as run i has finished, e.g. to compute its errors
 /// in parallel and drop its rows.
@@ -94,7 +93,7 @@ using batch_done = std::function<void(std::size_t i, batch_result& result)>;
 /// keep started = false.
 std::vector<batch_result> run_batch(const std::string& scenario, const std::vector<batch_run>& runs,
                                     int jobs, progress* bar = nullptr, const batch_done& done = {},
-                                    const std::atomic<bool>& stop = operator_stop_flag());
+                                    const stop_source& stop = operator_stop());
 
 /// --jobs 0 (unset): one per hardware thread.
 int default_jobs();

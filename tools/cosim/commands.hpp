@@ -1,7 +1,6 @@
 #pragma once
 // Subcommands of the cosim program. Each returns the process exit code:
 // 0 completed, 1 run ended early (diverged or safety stop), 2 bad input or I/O error.
-#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
@@ -11,6 +10,7 @@
 #include "cosim/rt_config/run.hpp"
 #include "cosim/rt_config/scenario.hpp"
 #include "cosim/runtime/executor.hpp"
+#include "cosim/runtime/stop_source.hpp"
 
 namespace cosim::cli {
 
@@ -40,11 +40,10 @@ std::string keys_help();
 std::string keys_markdown();
 command add_keys_command(CLI::App& app);
 
-/// The process-wide stop flag set by SIGINT/SIGTERM.
-std::atomic<bool>& operator_stop_flag() noexcept;
-/// SIGINT, SIGTERM and SIGHUP set the flag (and remember which signal it was).
+/// The process-wide operator stop source: every run links its own source to it.
+stop_source& operator_stop() noexcept;
+/// SIGINT, SIGTERM and SIGHUP raise it (operator_signal, with the signal number, so the
+/// run's message names the signal).
 void install_signal_handlers();
-/// "stop requested by the operator (SIGHUP)" for the last signal received.
-std::string operator_stop_message();
 
 }  // namespace cosim::cli

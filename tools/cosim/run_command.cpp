@@ -18,25 +18,21 @@ namespace cosim::cli {
 
 namespace fs = std::filesystem;
 
-std::atomic<bool>& operator_stop_flag() noexcept {
-  static std::atomic<bool> flag{false};
-  return flag;
-}
-
 namespace {
 
-std::atomic<int>& last_signal() noexcept {
-  static std::atomic<int> sig{0};
-  return sig;
-}
+// Initialised at compile time: the signal handler never runs a guarded initialisation.
+constinit stop_source operator_stop_source;
 
 extern "C" void on_stop_signal(int sig) {
-  // Only atomic stores: async-signal-safe.
-  last_signal().store(sig, std::memory_order_relaxed);
-  operator_stop_flag().store(true, std::memory_order_relaxed);
+  // stop_source::raise is lock-free atomics only: async-signal-safe.
+  operator_stop_source.raise(stop_cause::operator_signal, sig);
 }
 
 }  // namespace
+
+stop_source& operator_stop() noexcept {
+  return operator_stop_source;
+}
 
 void install_signal_handlers() {
   struct sigaction sa {};
@@ -44,16 +40,6 @@ void install_signal_handlers() {
   sigemptyset(&sa.sa_mask);
   // SIGHUP: a dropped ssh session must end the run in order, not kill it without summary.
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
-}
-
-std::string operator_stop_message() {
-  const int sig = last_signal().load(std::memory_order_relaxed);
-  const char* name = sig == SIGINT    ? "SIGINT"
-                     : sig == SIGTERM ? "SIGTERM"
-                     : sig == SIGHUP  ? "SIGHUP"
-                                      : nullptr;
-  if (name == nullptr) return "stop requested by the operator";
-  return std::string("stop requested by the operator (") + name + ")";
 }
 
 command add_run_command(CLI::App& app) {
@@ -78,15 +64,15 @@ command add_run_command(CLI::App& app) {
   run->footer(keys_help());
   return {run, [req, print_system] {
             if (*print_system) {
-              std::fputs(config::system_toml(config::load_scenario(req->scenario, req->sets)).c_str(),
-                         stdout);
+              std::fputs(
+                  config::system_toml(config::load_scenario(req->scenario, req->sets)).c_str(),
+                  stdout);
               return 0;
             }
             if (req->out_dir.empty())
               req->out_dir = "results/" + fs::path(req->scenario).stem().string();
             install_signal_handlers();
-            req->describe_stop = operator_stop_message;
-            const run_report rep = run_scenario(*req, &operator_stop_flag());
+            const run_report rep = run_scenario(*req, &operator_stop());
             const run_outcome& o = rep.outcome;
             std::printf("%s: %s (%s) after %.6g s simulated in %.3g s wall, %lld macro steps\n",
                         req->scenario.c_str(), to_string(o.status), o.stop_reason.c_str(),

@@ -174,7 +174,7 @@ void run_sweep(const std::string& path, const std::vector<std::string>& base_set
   double r0 = nan_v, h0 = nan_v;  // E and H of the first run
   sw.stop = "H_max reached";
   for (double H : grid) {
-    if (operator_stop_flag().load(std::memory_order_relaxed)) {
+    if (operator_stop().stop_requested()) {
       sw.state = sweep_state::interrupted;
       sw.stop = "interrupted by the operator before H = " + num(H);
       return;
@@ -318,7 +318,7 @@ int run_search(const tune_request& req, const config::scenario& sc, const tune_o
                 inputs[sw.input], o, grid, sw, bar);
       if (sw.state == sweep_state::finished) bar.advance(grid.size() - sw.rows.size());
     });
-    bar.finish(operator_stop_flag().load(std::memory_order_relaxed) ? "interrupted" : "");
+    bar.finish(operator_stop().stop_requested() ? "interrupted" : "");
   }
   std::size_t finished = 0;
   for (const auto& sw : sweeps) finished += sw.state == sweep_state::finished ? 1 : 0;

@@ -6,7 +6,7 @@
 //    numbers, clamping) and writes the newest values into a latest_value slot; the
 //    subsystem's update_outputs (real-time thread) only reads that slot, never a socket.
 //    No fresh packet for stale_after: the last value is held and a stale event counted;
-//    for stop_after: the shared stop flag is raised (stop reason stale_input).
+//    for stop_after: the run's stop_source is raised (stop reason stale_input).
 //  - udp_output_driver: its inputs are sent once per macro step. update_outputs pushes the
 //    channel values into an SPSC ring and wakes the I/O thread, which encodes and sends them.
 //    send_safe() sends every channel's safe_value safe_repeats times.
@@ -17,7 +17,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cosim/drivers/bench_protocol.hpp"
@@ -28,6 +27,7 @@
 #include "cosim/runtime/latest_value.hpp"
 #include "cosim/runtime/rt_thread.hpp"
 #include "cosim/runtime/spsc_ring.hpp"
+#include "cosim/runtime/stop_source.hpp"
 #include "cosim/runtime/subsystem.hpp"
 
 namespace cosim {
@@ -74,8 +74,8 @@ class udp_driver : public subsystem, protected datagram_handler {
   [[nodiscard]] const driver_config& config() const noexcept { return cfg_; }
   [[nodiscard]] std::uint16_t local_port() const noexcept { return backend_->local_port(); }
 
-  /// Starts the I/O thread. stop_flag is raised by an input driver on stale input.
-  void start(std::atomic<bool>* stop_flag);
+  /// Starts the I/O thread. An input driver raises `stop` (stale_input) on stale input.
+  void start(stop_source* stop);
   /// Stops and joins the I/O thread (idempotent).
   void stop() noexcept;
   /// Output drivers: the fail-safe values, safe_repeats times (after stop()).
@@ -90,7 +90,7 @@ class udp_driver : public subsystem, protected datagram_handler {
 
   driver_config cfg_;
   std::unique_ptr<udp_backend> backend_;
-  std::atomic<bool>* stop_flag_ = nullptr;
+  stop_source* stop_ = nullptr;
   std::atomic<std::uint64_t> sent_{0};
 
  private:
@@ -162,21 +162,19 @@ std::unique_ptr<udp_driver> make_driver(const driver_config& cfg);
 /// Every udp_driver in sys.
 std::vector<udp_driver*> find_drivers(system& sys);
 
-/// Starts the drivers of a system for one run. stop_flag() combines the caller's stop
-/// request (operator signal) and the drivers' stale-input stop; pass it to the executor.
-/// finish() stops the I/O threads, sends fail-safe values unless the run completed and
-/// rewrites the stop reason to stale_input when that caused the stop. The destructor
-/// does the same (fail-safe) if finish() was not called, e.g. on an exception.
+/// Starts the drivers of a system for one run; input drivers raise `stop` (the run's
+/// source, passed to the executor too) on stale input. finish() stops the I/O threads and
+/// sends fail-safe values unless the run completed. The destructor does the same
+/// (fail-safe) if finish() was not called, e.g. on an exception.
 class driver_session {
  public:
-  driver_session(system& sys, const std::atomic<bool>* external_stop);
+  driver_session(system& sys, stop_source& stop);
   driver_session(const driver_session&) = delete;
   driver_session& operator=(const driver_session&) = delete;
   ~driver_session();
 
   [[nodiscard]] bool empty() const noexcept { return drivers_.empty(); }
-  [[nodiscard]] const std::atomic<bool>* stop_flag() const noexcept { return &stop_; }
-  void finish(run_outcome& out);
+  void finish(const run_outcome& out) noexcept;
   [[nodiscard]] std::vector<driver_stats> stats() const;
   /// "drivers": [...] for summary.json.
   void write_json(json_writer& j) const;
@@ -185,10 +183,6 @@ class driver_session {
   void shutdown(bool fail_safe) noexcept;
 
   std::vector<udp_driver*> drivers_;
-  const std::atomic<bool>* external_ = nullptr;
-  std::atomic<bool> stop_{false};
-  std::atomic<bool> forward_done_{false};
-  std::thread forwarder_;
   bool finished_ = false;
 };
 

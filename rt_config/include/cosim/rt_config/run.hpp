@@ -2,8 +2,6 @@
 // The library's one run entry: loads and checks a scenario, builds its system, runs it with
 // the executor its run mode names (offline, threaded or realtime), and writes the results
 // folder (results_folder.hpp): DIR/results.csv streamed, DIR/summary.json atomically last.
-#include <atomic>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,8 +15,6 @@ struct run_request {
   std::vector<std::string> sets;  // --set KEY=VALUE overrides
   std::string out_dir;            // results folder
   bool quiet = false;
-  /// Says who asked for an operator stop ("... (SIGHUP)"); optional.
-  std::function<std::string()> describe_stop;
   /// Optional, not owned: receives every row results.csv receives, so that a caller judging
   /// the run in memory (cosim sweep) need not read results.csv back.
   row_sink* also = nullptr;
@@ -34,7 +30,9 @@ struct run_report {
 /// Throws cosim::error (config_*) on bad input before the results folder is touched, and
 /// (io) when the folder is locked by another run or the results cannot be written; then
 /// no summary.json marks the run as finished.
-run_report run_scenario(const run_request& req, const std::atomic<bool>* stop_request);
+/// `stop` (optional, not owned): the operator's stop source, checked once per macro step;
+/// causes raised during the run (drivers, safety limits) stay in the run.
+run_report run_scenario(const run_request& req, const stop_source* stop);
 
 /// 0 completed, 1 stopped early (diverged, safety stop, operator signal), 2 error.
 int exit_code(const run_outcome& o) noexcept;

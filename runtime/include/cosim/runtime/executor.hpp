@@ -6,7 +6,6 @@
 // then are all outputs delivered. Gauss-Seidel: subsystems run one after the other in the
 // configured order and each delivers its outputs before the next one steps, so later
 // subsystems see their predecessors' samples at t_n + H (000 Sect. 2).
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <limits>
@@ -16,6 +15,7 @@
 
 #include "cosim/runtime/energy_monitor.hpp"
 #include "cosim/runtime/scheme.hpp"
+#include "cosim/runtime/stop_source.hpp"
 #include "cosim/runtime/system.hpp"
 
 namespace cosim {
@@ -41,6 +41,8 @@ struct safety_limits {
 
 enum class run_status { completed, diverged, safety_stop, error };
 const char* to_string(run_status s) noexcept;
+/// The status of a run that stopped for cause c (completed for none).
+run_status status_of(stop_cause c) noexcept;
 
 /// What a real-time thread was granted and how it behaved (threaded/realtime modes).
 struct thread_report {
@@ -96,12 +98,15 @@ std::vector<std::string> result_columns(const system& sys);
 
 /// Initialises every subsystem at plan.start and performs the start-up exchange.
 void initialize_and_exchange(system& sys, const run_plan& plan);
-/// Fills stop time, simulated time, wall time and default messages.
+/// Fills stop time, simulated time and wall time; for a run that ended early because
+/// `stopped` was raised, also status, stop reason and (unless set) the message.
 void finish_outcome(run_outcome& out, const run_plan& plan, time_point t,
-                    std::chrono::steady_clock::time_point wall0);
+                    std::chrono::steady_clock::time_point wall0, const stop_source* stopped);
 
-/// Single thread, deterministic, as fast as possible.
+/// Single thread, deterministic, as fast as possible. `stop` (optional, not owned) is
+/// checked once per macro step; the run's own causes (safety limits, ...) are raised in a
+/// source linked to it, so `stop` itself is never raised.
 run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& limits,
-                        row_sink& sink, const std::atomic<bool>* stop_request = nullptr);
+                        row_sink& sink, const stop_source* stop = nullptr);
 
 }  // namespace cosim

@@ -16,7 +16,6 @@
 // Each subsystem thread publishes one fixed-size record per macro step (its outputs, its
 // probe values, the bond inputs it used, timing) to the recording thread (the caller),
 // which mirrors them and runs the same row/energy/safety accounting as offline.
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -110,8 +109,10 @@ class watchdog_rules {
 /// Checks CPUs, priorities, ring sizes and Gauss-Seidel budgets before any thread starts.
 void validate_threaded(const system& sys, const run_plan& plan, const threaded_options& opt);
 
+/// `stop` as for run_offline; the recording thread watches it (realtime: at least every
+/// 10 ms) and releases every thread when it or a cause of the run itself is raised.
 run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits& limits,
                          row_sink& sink, const threaded_options& opt,
-                         const std::atomic<bool>* stop_request = nullptr);
+                         const stop_source* stop = nullptr);
 
 }  // namespace cosim

@@ -1,0 +1,29 @@
+#include "cosim/runtime/stop_source.hpp"
+
+namespace cosim {
+
+const char* to_string(stop_cause c) noexcept {
+  switch (c) {
+    case stop_cause::none:
+      return "end_time";
+    case stop_cause::operator_signal:
+      return "operator_signal";
+    case stop_cause::stale_input:
+      return "stale_input";
+    case stop_cause::deadline:
+      return "deadline";
+    case stop_cause::energy_residual:
+      return "energy_residual";
+    case stop_cause::residual_power:
+      return "residual_power";
+    case stop_cause::non_finite:
+      return "non_finite";
+    case stop_cause::output_error:
+      return "output_error";
+    case stop_cause::error:
+      return "error";
+  }
+  return "error";
+}
+
+}  // namespace cosim
