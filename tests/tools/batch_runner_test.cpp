@@ -96,8 +96,9 @@ TEST(BatchRunner, InMemoryRowsAreCosimRunResultsToTheLastBit) {
     ASSERT_EQ(r.status, "completed") << r.message;
     ASSERT_TRUE(r.outcome.has_value());
     EXPECT_EQ(r.outcome->rows, static_cast<std::int64_t>(file.rows.size()));
-    expect_bit_equal(r.rows, file);
-    EXPECT_EQ(formatted(r.rows, dir / "formatted.csv"), proc::slurp(out + "/results.csv"))
+    expect_bit_equal(r.rows.to_csv_table(), file);
+    EXPECT_EQ(formatted(r.rows.to_csv_table(), dir / "formatted.csv"),
+              proc::slurp(out + "/results.csv"))
         << c.scenario;
 
     // Only t and the named columns, in the order asked; a name not recorded is reported.
@@ -107,9 +108,10 @@ TEST(BatchRunner, InMemoryRowsAreCosimRunResultsToTheLastBit) {
     ASSERT_EQ(some.status, "completed") << some.message;
     EXPECT_EQ(some.rows.columns, (std::vector<std::string>{"t", file.columns[2], file.columns[1]}));
     EXPECT_EQ(some.missing, std::vector<std::string>{"no_such_column"});
-    ASSERT_EQ(some.rows.rows.size(), file.rows.size());
+    const cli::csv_table kept = some.rows.to_csv_table();
+    ASSERT_EQ(kept.rows.size(), file.rows.size());
     for (std::size_t i = 0; i < file.rows.size(); ++i) {
-      ASSERT_EQ(some.rows.rows[i],
+      ASSERT_EQ(kept.rows[i],
                 (std::vector<double>{file.rows[i][0], file.rows[i][2], file.rows[i][1]}))
           << i;
     }
@@ -127,7 +129,7 @@ TEST(BatchRunner, AKeptFolderHoldsTheRowsKeptInMemory) {
   ASSERT_EQ(r.status, "completed") << r.message;
   EXPECT_EQ(r.rows.path, dir / "kept/results.csv");
   EXPECT_TRUE(fs::exists(dir / "kept/summary.json"));
-  expect_bit_equal(r.rows, cli::read_csv(dir / "kept/results.csv"));
+  expect_bit_equal(r.rows.to_csv_table(), cli::read_csv(dir / "kept/results.csv"));
   ASSERT_TRUE(r.sc.has_value());
   EXPECT_EQ(r.sc->run.macro_step, 2e-3);
 }
@@ -205,7 +207,7 @@ TEST(BatchRunner, RunsKeptInMemoryWriteNoFile) {
   const std::vector<std::string> ev = w.events();
   for (const auto& r : results) {
     EXPECT_EQ(r.status, "completed") << r.message;
-    EXPECT_EQ(r.rows.rows.size(), 51u);  // 0.5 s every 0.01 s
+    EXPECT_EQ(r.rows.rows(), 51u);  // 0.5 s every 0.01 s
   }
   // The scenario file is read (inotify merges the runs' identical events); nothing is
   // created or written anywhere.
@@ -268,7 +270,7 @@ TEST(SweepInMemory, ErrorsComeFromTheRunsRowsNotFromResultsCsvReadBack) {
     again.sets = {"run.duration=1", std::string("run.macro_step=") + (i == 0 ? "1e-3" : "2e-3")};
     again.all_columns = true;
     const cosim::stop_source no_stop;
-    expect_bit_equal(cli::run_one(oscillator, again, no_stop).rows, res);
+    expect_bit_equal(cli::run_one(oscillator, again, no_stop).rows.to_csv_table(), res);
     EXPECT_EQ(t.text(i, "status"), "completed");
     EXPECT_GT(t.num(i, "x1_max"), 0.0);
   }

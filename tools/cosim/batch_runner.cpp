@@ -8,39 +8,49 @@
 
 namespace cosim::cli {
 
+csv_table row_table::to_csv_table() const {
+  csv_table t;
+  t.path = path;
+  t.columns = columns;
+  const std::size_t n = rows(), w = width();
+  t.rows.reserve(n);
+  for (std::size_t i = 0; i < n; ++i)
+    t.rows.emplace_back(values.begin() + static_cast<std::ptrdiff_t>(i * w),
+                        values.begin() + static_cast<std::ptrdiff_t>((i + 1) * w));
+  return t;
+}
+
 memory_sink::memory_sink(std::vector<std::string> columns)
     : all_(false), wanted_(std::move(columns)) {}
 
 void memory_sink::begin(std::span<const std::string> columns) {
   table_.columns.clear();
-  table_.rows.clear();
+  table_.values.clear();
   index_.clear();
   missing_.clear();
   if (all_) {
     table_.columns.assign(columns.begin(), columns.end());
     for (std::size_t i = 0; i < columns.size(); ++i) index_.push_back(i);
-    return;
-  }
-  if (wanted_.empty()) return;  // nothing kept: no rows either
-  table_.columns.push_back(columns.empty() ? "t" : columns[0]);
-  index_.push_back(0);
-  for (const auto& name : wanted_) {
-    const auto it = std::find(columns.begin(), columns.end(), name);
-    if (it == columns.end()) {
-      missing_.push_back(name);
-      continue;
+  } else if (!wanted_.empty()) {  // else nothing kept: no rows either
+    table_.columns.push_back(columns.empty() ? "t" : columns[0]);
+    index_.push_back(0);
+    for (const auto& name : wanted_) {
+      const auto it = std::find(columns.begin(), columns.end(), name);
+      if (it == columns.end()) {
+        missing_.push_back(name);
+        continue;
+      }
+      table_.columns.push_back(name);
+      index_.push_back(static_cast<std::size_t>(it - columns.begin()));
     }
-    table_.columns.push_back(name);
-    index_.push_back(static_cast<std::size_t>(it - columns.begin()));
   }
+  table_.values.reserve(rows_hint_ * index_.size());
 }
 
 void memory_sink::write(std::span<const double> row) noexcept {
   if (index_.empty() || failed_) return;
   try {
-    std::vector<double>& r = table_.rows.emplace_back();
-    r.reserve(index_.size());
-    for (std::size_t i : index_) r.push_back(row[i]);
+    for (std::size_t i : index_) table_.values.push_back(row[i]);
   } catch (const std::bad_alloc&) {
     failed_ = true;  // the executor stops the run (output_error) rather than drop rows
   }
@@ -74,7 +84,7 @@ batch_result run_one(const std::string& scenario, const batch_run& run,
     if (run.out_dir.empty()) {
       r.sc = config::load_scenario(scenario, run.sets);
       auto built = config::build(*r.sc);
-      sink.reserve(run.all_columns || !run.columns.empty() ? expected_rows(built->plan) : 0);
+      sink.reserve_rows(expected_rows(built->plan));
       run_outcome o = run_offline(built->sys, built->plan, built->limits, sink, &stop);
       take_outcome(r, o);
       r.rows = sink.take();

@@ -19,8 +19,26 @@
 
 namespace cosim::cli {
 
-/// Keeps recorded rows in memory as a csv_table: every column, or t and the named ones.
-/// Storage failure (out of memory) shows in failed(), which stops the run (output_error).
+/// Rows of a run kept in memory: the column names and the values row after row in one
+/// array (one allocation for the run, not one per row).
+struct row_table {
+  std::string path;  // where the same rows were written, or "(in memory)"
+  std::vector<std::string> columns;
+  std::vector<double> values;  // row-major: row i is values[i * width, (i + 1) * width)
+
+  [[nodiscard]] std::size_t width() const noexcept { return columns.size(); }
+  [[nodiscard]] std::size_t rows() const noexcept {
+    return columns.empty() ? 0 : values.size() / columns.size();
+  }
+  [[nodiscard]] double at(std::size_t row, std::size_t col) const noexcept {
+    return values[row * columns.size() + col];
+  }
+  /// The same rows as a csv_table (for compare() and the error measures).
+  [[nodiscard]] csv_table to_csv_table() const;
+};
+
+/// Keeps recorded rows in memory: every column, or t and the named ones. Storage failure
+/// (out of memory) shows in failed(), which stops the run (output_error).
 class memory_sink final : public row_sink {
  public:
   /// Every column.
@@ -29,21 +47,22 @@ class memory_sink final : public row_sink {
   explicit memory_sink(std::vector<std::string> columns);
 
   /// Room for n rows up front (the run's expected row count), so that write() rarely grows.
-  void reserve(std::size_t n) { table_.rows.reserve(n); }
+  void reserve_rows(std::size_t n) { rows_hint_ = n; }
   void begin(std::span<const std::string> columns) override;
   void write(std::span<const double> row) noexcept override;
   void end() override {}
   [[nodiscard]] bool failed() const noexcept override { return failed_; }
 
   [[nodiscard]] const std::vector<std::string>& missing() const noexcept { return missing_; }
-  [[nodiscard]] csv_table take() { return std::move(table_); }
+  [[nodiscard]] row_table take() { return std::move(table_); }
 
  private:
   bool all_ = true;
   std::vector<std::string> wanted_;
   std::vector<std::size_t> index_;  // source column of each kept column
   std::vector<std::string> missing_;
-  csv_table table_;
+  std::size_t rows_hint_ = 0;
+  row_table table_;
   bool failed_ = false;
 };
 
@@ -69,7 +88,7 @@ struct batch_result {
   std::string message;
   std::optional<run_outcome> outcome;  // once the executor ran
   std::optional<config::scenario> sc;  // the scenario as run, once it loaded
-  csv_table rows;                      // path: the folder's results.csv, or "(in memory)"
+  row_table rows;                      // path: the folder's results.csv, or "(in memory)"
   std::vector<std::string> missing;    // requested columns the run does not record
   double wall_s = 0.0;                 // load, build and run
 };

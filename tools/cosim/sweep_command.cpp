@@ -97,8 +97,9 @@ batch_run run_of(const sweep_request& q, std::size_t i) {
   return r;
 }
 
-/// The row of value i from its run: status, and the errors computed from its rows in memory.
-void evaluate(const sweep_plan& plan, std::size_t i, const batch_result& run, sweep_row& row) {
+/// The row of value i from its run: status, and the errors computed from its rows in memory
+/// (which it releases).
+void evaluate(const sweep_plan& plan, std::size_t i, batch_result& run, sweep_row& row) {
   row.value = plan.req.values[i];
   row.status = run.status;
   row.stop_reason = run.stop_reason;
@@ -107,8 +108,9 @@ void evaluate(const sweep_plan& plan, std::size_t i, const batch_result& run, sw
     row.sum_abs_dE = run.outcome->energy_residual;
     row.wall_time_s = run.outcome->wall_time_s;
   }
-  const csv_table& res = run.rows;  // exactly the rows of the folder's results.csv
-  if (res.rows.empty() || !run.sc) return;
+  if (run.rows.rows() == 0 || !run.sc) return;
+  const csv_table res = run.rows.to_csv_table();  // exactly the rows of the folder's results.csv
+  run.rows = {};                                  // one copy of the rows at a time
   try {
     if (plan.closed) {
       const auto def = config::oscillator_definition_of(*run.sc);
@@ -276,10 +278,7 @@ command add_sweep_command(CLI::App& app) {
             // Errors are computed on the worker as each run ends; its rows are dropped then.
             const std::vector<batch_result> results =
                 run_batch(q->scenario, runs, static_cast<int>(jobs), &bar,
-                          [&](std::size_t i, batch_result& r) {
-                            evaluate(plan, i, r, rows[i]);
-                            r.rows = {};
-                          });
+                          [&](std::size_t i, batch_result& r) { evaluate(plan, i, r, rows[i]); });
             // A signal after the last run finished loses nothing: not an interruption.
             std::size_t finished = 0;
             for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -29,14 +29,21 @@ namespace fs = std::filesystem;
 namespace {
 
 /// Column 1 of rows (t, value) at time x: linear between rows, the last value past the end.
-double interpolate(const std::vector<std::vector<double>>& rows, double x) {
-  const auto it = std::lower_bound(rows.begin(), rows.end(), x - 1e-12,
-                                   [](const std::vector<double>& r, double v) { return r[0] < v; });
-  if (it == rows.end()) return rows.back()[1];
-  const std::size_t k = static_cast<std::size_t>(it - rows.begin());
-  if (k == 0 || std::abs(rows[k][0] - x) < 1e-12) return rows[k][1];
-  const double a = (x - rows[k - 1][0]) / (rows[k][0] - rows[k - 1][0]);
-  return rows[k - 1][1] + a * (rows[k][1] - rows[k - 1][1]);
+double interpolate(const row_table& ref, double x) {
+  const std::size_t n = ref.rows();
+  std::size_t k = 0, hi = n;  // the first row with t >= x - 1e-12
+  while (k < hi) {
+    const std::size_t mid = k + (hi - k) / 2;
+    if (ref.at(mid, 0) < x - 1e-12) {
+      k = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (k == n) return ref.at(n - 1, 1);
+  if (k == 0 || std::abs(ref.at(k, 0) - x) < 1e-12) return ref.at(k, 1);
+  const double a = (x - ref.at(k - 1, 0)) / (ref.at(k, 0) - ref.at(k - 1, 0));
+  return ref.at(k - 1, 1) + a * (ref.at(k, 1) - ref.at(k - 1, 1));
 }
 
 }  // namespace
@@ -129,7 +136,7 @@ int run_largest_step(const tune_request& req, const config::scenario& sc, const 
       summary.push_back(res);
       continue;
     }
-    if (fine->status != "completed" || !fine->missing.empty() || fine->rows.rows.empty()) {
+    if (fine->status != "completed" || !fine->missing.empty() || fine->rows.rows() == 0) {
       std::printf(
           "%-10s fine reference %s: %s\n", res.name.c_str(), fine->status.c_str(),
           fine->status != "completed" ? fine->message.c_str() : ("no column " + column).c_str());
@@ -137,7 +144,8 @@ int run_largest_step(const tune_request& req, const config::scenario& sc, const 
       summary.push_back(res);
       continue;
     }
-    const std::vector<std::vector<double>>& ref = fine->rows.rows;  // t, column
+    const row_table& ref = fine->rows;  // t, column
+    const double ref_end = ref.at(ref.rows() - 1, 0);
     double largest = 0.0;
     bool contiguous = true;
     for (std::size_t k = 0; k < cells.size(); ++k) {
@@ -151,10 +159,8 @@ int run_largest_step(const tune_request& req, const config::scenario& sc, const 
       } else if (r.status == "completed") {
         // Only where the reference exists: a duration that H does not divide ends past it.
         double mx = 0.0;
-        for (const auto& row : r.rows.rows) {
-          if (row[0] > ref.back()[0] + 1e-9) break;
-          mx = std::max(mx, std::abs(row[1] - interpolate(ref, row[0])));
-        }
+        for (std::size_t i = 0; i < r.rows.rows() && r.rows.at(i, 0) <= ref_end + 1e-9; ++i)
+          mx = std::max(mx, std::abs(r.rows.at(i, 1) - interpolate(ref, r.rows.at(i, 0))));
         c.max_abs = mx;
         c.status = mx <= o.tolerance ? "within" : "outside";
       } else {
