@@ -130,7 +130,7 @@ std::string system_toml(const scenario& sc) {
   o << "mode = " << str(to_string(sc.run.mode)) << "\n";
   o << "duration = " << num(sc.run.duration) << "\n";
   o << "macro_step = " << num(sc.run.macro_step) << "\n";
-  o << "scheme = " << str(sc.run.scheme) << "\n";
+  o << "scheme = " << str(to_string(sc.run.scheme)) << "\n";
   // run.sync resolves to this order (004 Sect. 2.1); drivers are appended by [drivers.*].
   std::vector<std::string> order;
   for (const auto& n : sc.run.order) {

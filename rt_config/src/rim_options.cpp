@@ -39,7 +39,7 @@ bool rim_follows(const scenario& sc) {
   // has already stepped: Gauss-Seidel with it first (fastest-first, 004).
   const auto h = std::find(sc.run.order.begin(), sc.run.order.end(), "hydraulics");
   const auto m = std::find(sc.run.order.begin(), sc.run.order.end(), "multibody");
-  COSIM_INPUT_CHECK(sc.run.scheme == "gauss-seidel" && h < m, errc::config_value,
+  COSIM_INPUT_CHECK(sc.run.scheme == scheme_kind::gauss_seidel && h < m, errc::config_value,
                     sc.file +
                         ": model.rim_sync = \"project\" needs run.scheme = \"gauss-seidel\" "
                         "with run.order = [\"hydraulics\", \"multibody\"] (the RIM steps first)");

@@ -153,9 +153,12 @@ scenario read(config_reader& r) {
                                  "to run.duration)");
   if (to_duration(sc.run.macro_step).count() <= 0)
     r.fail("run.macro_step", "is below the 1 ns time resolution (allowed: 1 ns to run.duration)");
-  sc.run.scheme = r.opt_string("run.scheme").value_or(sc.run.scheme);
-  if (sc.run.scheme == "gauss_seidel") sc.run.scheme = "gauss-seidel";
-  check_choice(r, "run.scheme", sc.run.scheme, {"jacobi", "gauss-seidel"});
+  {
+    std::string scheme = r.opt_string("run.scheme").value_or("jacobi");
+    if (scheme == "gauss_seidel") scheme = "gauss-seidel";
+    check_choice(r, "run.scheme", scheme, {"jacobi", "gauss-seidel"});
+    sc.run.scheme = scheme == "jacobi" ? scheme_kind::jacobi : scheme_kind::gauss_seidel;
+  }
   std::vector<std::string> names;
   for (const auto& s : specs) names.push_back(s.name);
   sc.run.order = r.opt_string_list("run.order").value_or(names);
@@ -181,15 +184,16 @@ scenario read(config_reader& r) {
     // It replaces run.order (e.g. --set run.sync=fastest-first on a file that lists the
     // slowest-first order).
     check_choice(r, "run.sync", *sync, {"slowest-first", "fastest-first"});
-    if (r.has("run.scheme") && sc.run.scheme != "gauss-seidel")
-      r.fail("run.sync", "is a Gauss-Seidel order; remove run.scheme = \"" + sc.run.scheme + "\"");
-    sc.run.sync = *sync;
-    sc.run.scheme = "gauss-seidel";
+    if (r.has("run.scheme") && sc.run.scheme != scheme_kind::gauss_seidel)
+      r.fail("run.sync", std::string("is a Gauss-Seidel order; remove run.scheme = \"") +
+                             to_string(sc.run.scheme) + "\"");
+    sc.run.sync = *sync == "slowest-first" ? scheme::sync::slowest_first : scheme::sync::fastest_first;
+    sc.run.scheme = scheme_kind::gauss_seidel;
     sc.run.order = names;
     std::stable_sort(sc.run.order.begin(), sc.run.order.end(),
                      [&](const std::string& a, const std::string& b) {
                        const double ha = sc.subsystems[a].step, hb = sc.subsystems[b].step;
-                       return *sync == "slowest-first" ? ha > hb : ha < hb;
+                       return sc.run.sync == scheme::sync::slowest_first ? ha > hb : ha < hb;
                      });
   }
   if (auto m = r.opt_int("coupling.extrapolation")) {
@@ -398,7 +402,7 @@ void fill_plan(const scenario& sc, built_scenario& b) {
   plan.macro_step = to_duration(sc.run.macro_step);
   plan.macro_steps =
       static_cast<std::int64_t>(std::ceil(sc.run.duration / sc.run.macro_step - 1e-9));
-  plan.scheme = sc.run.scheme == "jacobi" ? scheme_kind::jacobi : scheme_kind::gauss_seidel;
+  plan.scheme = sc.run.scheme;
   plan.order.clear();
   for (const auto& name : sc.run.order) plan.order.push_back(b.sys.index_of(name));
   plan.output_every = sc.run.output_interval > 0.0
@@ -484,7 +488,9 @@ std::string to_json(const scenario& sc) {
   j.end_array();
   j.key("output_interval")
       .value(sc.run.output_interval > 0 ? sc.run.output_interval : sc.run.macro_step);
-  if (!sc.run.sync.empty()) j.key("sync").value(sc.run.sync);
+  if (sc.run.sync)
+    j.key("sync").value(*sc.run.sync == scheme::sync::slowest_first ? "slowest-first"
+                                                                   : "fastest-first");
   j.end_object();
   for (const auto& [name, cfg] : sc.subsystems) {
     j.key(name).begin_object();

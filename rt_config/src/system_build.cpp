@@ -188,7 +188,7 @@ void check_loops(const scenario& sc, const system& sys) {
                     (d != nullptr ? d->at.where + ": " + d->at.key : sc.file) +
                         ": algebraic loop between subsystems " + subs +
                         ": outputs with direct feedthrough need each other at the same time (" +
-                        path + "); run.scheme = \"" + sc.run.scheme +
+                        path + "); run.scheme = \"" + to_string(sc.run.scheme) +
                         "\" cannot order it. Break it with a state output on one side, or a "
                         "subsystem without direct feedthrough");
       }

@@ -313,7 +313,7 @@ TEST(OscillatorScenarioKeys, PerInputOrderAndSyncAreApplied) {
   const auto sc = config::load_scenario(
       dir + "oscillator004.toml",
       {"coupling.extrapolation=2", "coupling.order.mass2.f1=0", "run.sync=\"fastest-first\""});
-  EXPECT_EQ(sc.run.scheme, "gauss-seidel");
+  EXPECT_EQ(sc.run.scheme, cosim::scheme_kind::gauss_seidel);
   EXPECT_EQ(sc.run.order, (std::vector<std::string>{"mass1", "mass2"}));  // h1 < h2
   const auto b = config::build(sc);
   const auto& sys = b->sys;

@@ -87,7 +87,7 @@ TEST(Scenario, BaseTextIsValid) {
   EXPECT_EQ(sc.option("manoeuvre"), "M1");
   EXPECT_EQ(sc.run.duration, 10.0);
   EXPECT_EQ(sc.run.macro_step, 1e-3);
-  EXPECT_EQ(sc.run.scheme, "jacobi");
+  EXPECT_EQ(sc.run.scheme, cosim::scheme_kind::jacobi);
   EXPECT_EQ(sc.run.mode, config::run_mode::offline);
   EXPECT_EQ(sc.run.output_interval, 0.0);
   EXPECT_EQ(sc.coupling.extrapolation, 0);
@@ -210,7 +210,7 @@ TEST(Scenario, SetOverridesAreParsedAsTomlValues) {
   const std::vector<std::string> order{"hydraulics", "multibody"};
   EXPECT_EQ(sc.run.order, order);
   EXPECT_EQ(sc.option("coupling"), "p-s");  // not TOML: taken as a string
-  EXPECT_EQ(sc.run.scheme, "gauss-seidel");
+  EXPECT_EQ(sc.run.scheme, cosim::scheme_kind::gauss_seidel);
   EXPECT_EQ(sc.coupling.extrapolation, 2);
   EXPECT_EQ(sc.run.output_interval, 0.01);
   EXPECT_EQ(sc.safety.energy_residual_limit, 100.0);
@@ -336,7 +336,7 @@ TEST(Scenario, ShippedScenariosLoad) {
     // 003 Sect. 5 defaults: H = h_M = 1 ms, h_H = 0.2 ms, ZOH, Jacobi, 10 s.
     EXPECT_EQ(sc.run.macro_step, 1e-3) << s.file;
     EXPECT_EQ(sc.run.duration, 10.0) << s.file;
-    EXPECT_EQ(sc.run.scheme, "jacobi") << s.file;
+    EXPECT_EQ(sc.run.scheme, cosim::scheme_kind::jacobi) << s.file;
     EXPECT_EQ(sc.coupling.extrapolation, 0) << s.file;
     EXPECT_EQ(sc.sub("multibody").step, 1e-3) << s.file;
     EXPECT_NEAR(sc.sub("hydraulics").step, 2e-4, 1e-15) << s.file;

@@ -123,7 +123,7 @@ bench_setup make_setup(const std::string& path) {
   require(sc.model == "crane", "model.name = crane");
   require(sc.option("coupling") == "f-s", "model.coupling = f-s");
   require(sc.option("manoeuvre") == "M1", "model.manoeuvre = M1");
-  require(sc.run.scheme == "jacobi", "run.scheme = jacobi");
+  require(sc.run.scheme == cosim::scheme_kind::jacobi, "run.scheme = jacobi");
   require(sc.run.order == std::vector<std::string>{"multibody", "hydraulics"},
           "run.order = [multibody, hydraulics]");
   require(sc.run.output_interval == 0.0 || sc.run.output_interval == sc.run.macro_step,

@@ -171,7 +171,7 @@ tune_options read_options(const tune_request& req, const config::scenario& sc) {
     }
   }
   if (o.schemes.empty() && !r.has("tune.schemes") && c.schemes.empty())
-    o.schemes.push_back(sc.run.scheme);
+    o.schemes.emplace_back(to_string(sc.run.scheme));
   if (o.force_outputs.empty() && !r.has("tune.force_outputs")) {
     const auto it = sc.options.find("force_output");
     o.force_outputs.push_back(it != sc.options.end() ? it->second : "sample");

@@ -235,7 +235,7 @@ std::string to_toml(const config::scenario& sc, const std::string& header) {
   t << "\n[run]\nmode = " << toml_string(config::to_string(sc.run.mode))
     << "\nduration = " << toml_float(sc.run.duration)
     << "\nmacro_step = " << toml_float(sc.run.macro_step)
-    << "\nscheme = " << toml_string(sc.run.scheme) << "\norder = [";
+    << "\nscheme = " << toml_string(to_string(sc.run.scheme)) << "\norder = [";
   for (std::size_t i = 0; i < sc.run.order.size(); ++i)
     t << (i ? ", " : "") << toml_string(sc.run.order[i]);
   t << "]\n";

@@ -6,12 +6,14 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cosim/drivers/driver_config.hpp"
 #include "cosim/rt_config/system_spec.hpp"
 #include "cosim/runtime/executor.hpp"
+#include "cosim/runtime/scheme.hpp"
 #include "cosim/runtime/system.hpp"
 #include "cosim/runtime/threaded_executor.hpp"
 
@@ -25,10 +27,10 @@ struct run_config {
   run_mode mode = run_mode::offline;
   double duration = 10.0;          // [s]
   double macro_step = 1e-3;        // H [s]
-  std::string scheme = "jacobi";   // jacobi | gauss-seidel
+  scheme_kind scheme = scheme_kind::jacobi;
   std::vector<std::string> order;  // Gauss-Seidel order (subsystem names)
   double output_interval = 0.0;    // [s]; 0 = every macro step
-  std::string sync;                // "", slowest-first, fastest-first (004 Sect. 2.1)
+  std::optional<scheme::sync> sync;  // Gauss-Seidel order by step size (004 Sect. 2.1)
 };
 
 struct subsystem_config {

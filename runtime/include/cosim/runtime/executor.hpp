@@ -21,6 +21,10 @@
 namespace cosim {
 
 enum class scheme_kind { jacobi, gauss_seidel };
+/// "jacobi", "gauss-seidel" (the run.scheme values).
+[[nodiscard]] constexpr const char* to_string(scheme_kind s) noexcept {
+  return s == scheme_kind::jacobi ? "jacobi" : "gauss-seidel";
+}
 
 struct run_plan {
   time_point start{};

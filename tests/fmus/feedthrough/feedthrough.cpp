@@ -1,0 +1,54 @@
+// Pure feedthrough y = gain * u: no state, the output depends on the input at the same time
+// (ModelStructure: y depends on u), for algebraic-loop detection and evaluation-order tests.
+// Built as feedthrough_fmi2 and feedthrough_fmi3.
+#include <cmath>
+
+#include "fmu_model.hpp"
+
+namespace {
+
+using cosim::fmu_kit::causality;
+using cosim::fmu_kit::step_outcome;
+
+class feedthrough final : public cosim::fmu_kit::model {
+ public:
+  feedthrough() {
+    add(0, causality::local, &time_);
+    add(1, causality::input, &u_);
+    add(2, causality::output, &y_);
+    add(3, causality::parameter, &gain_);
+  }
+
+  bool initialize(double t0, std::string& why) override {
+    if (!std::isfinite(gain_)) {
+      why = "gain must be finite";
+      return false;
+    }
+    time_ = t0;
+    calculate();
+    return true;
+  }
+
+  step_outcome step(double /*t*/, double t_end, bool /*stop_at_events*/) noexcept override {
+    time_ = t_end;
+    step_outcome r;
+    r.reached = t_end;
+    return r;
+  }
+
+  void calculate() noexcept override { y_ = gain_ * u_; }
+
+ private:
+  double time_ = 0.0;
+  double u_ = 0.0, y_ = 0.0;
+  double gain_ = 2.0;
+};
+
+}  // namespace
+
+namespace cosim::fmu_kit {
+std::unique_ptr<model> make_model() {
+  return std::make_unique<feedthrough>();
+}
+const char* const model_token = "{a7b3c9d1-0e4f-4a28-b6c5-1d8e2f9a0b04}";
+}  // namespace cosim::fmu_kit

@@ -1,0 +1,96 @@
+#pragma once
+// The model side of the test FMUs built in the tree: a model declares its variables by value
+// reference and implements the step; fmi2_export.cpp / fmi3_export.cpp turn it into the FMI
+// 2.0 / 3.0 co-simulation C interface (one of them is linked into each FMU). Each FMU's
+// source defines make_model() and model_token (the guid / instantiationToken of its
+// modelDescription.xml).
+//
+// Time: the exporter passes the importer's communication point and step; a model may keep
+// its own time (the bouncing ball does, so that an event time survives the importer's
+// rounding of lastSuccessfulTime).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cosim::fmu_kit {
+
+enum class var_type { real, integer, boolean, text };
+enum class causality { parameter, input, output, local };
+
+struct variable {
+  std::uint32_t vr = 0;
+  var_type type = var_type::real;
+  causality causal = causality::local;
+  void* value = nullptr;  // double, std::int32_t, bool or std::string of the model
+};
+
+struct step_outcome {
+  enum class kind {
+    completed,  // reached t_end
+    event,      // stopped at an event at `reached`; the importer handles it in event mode
+    terminate,  // the model ends the simulation at `reached` (FMI 2 fmi2Discard +
+                // fmi2Terminated, FMI 3 terminateSimulation)
+    failed      // the step could not be computed; `message` says why
+  };
+  kind what = kind::completed;
+  double reached = 0.0;
+  std::string message;
+};
+
+class model {
+ public:
+  model() = default;
+  model(const model&) = delete;
+  model& operator=(const model&) = delete;
+  virtual ~model() = default;
+
+  [[nodiscard]] const std::vector<variable>& variables() const noexcept { return vars_; }
+  /// The variable with value reference vr, or nullptr.
+  [[nodiscard]] const variable* find(std::uint32_t vr) const noexcept {
+    for (const variable& v : vars_)
+      if (v.vr == vr) return &v;
+    return nullptr;
+  }
+
+  /// Leaving initialisation mode at t0: build the state from the parameters and the inputs'
+  /// current values. Returns false with `why` set on bad parameters.
+  virtual bool initialize(double t0, std::string& why) = 0;
+  /// Advance from the communication point t to t_end. stop_at_events: the importer handles
+  /// events (FMI 3 event mode with early return); else the model handles them inside the
+  /// step.
+  virtual step_outcome step(double t, double t_end, bool stop_at_events) noexcept = 0;
+  /// FMI 3 event mode: apply the discrete change the last `event` outcome stopped at.
+  virtual void handle_event() noexcept {}
+  /// Outputs from the state and the inputs' current values; called before a get after a set
+  /// or a step.
+  virtual void calculate() noexcept {}
+  /// d^order output / dt^order at the current time; false if the model does not provide it.
+  virtual bool output_derivative(std::uint32_t /*vr*/, int /*order*/,
+                                 double& /*value*/) const noexcept {
+    return false;
+  }
+
+ protected:
+  void add(std::uint32_t vr, causality c, double* v) {
+    vars_.push_back({vr, var_type::real, c, v});
+  }
+  void add(std::uint32_t vr, causality c, std::int32_t* v) {
+    vars_.push_back({vr, var_type::integer, c, v});
+  }
+  void add(std::uint32_t vr, causality c, bool* v) {
+    vars_.push_back({vr, var_type::boolean, c, v});
+  }
+  void add(std::uint32_t vr, causality c, std::string* v) {
+    vars_.push_back({vr, var_type::text, c, v});
+  }
+
+ private:
+  std::vector<variable> vars_;
+};
+
+/// Defined by each FMU.
+std::unique_ptr<model> make_model();
+extern const char* const model_token;
+
+}  // namespace cosim::fmu_kit
