@@ -1,0 +1,165 @@
+#pragma once
+// An FMI 2.0 / 3.0 co-simulation FMU as a cosim::subsystem.
+//
+// Ports: the FMU's scalar input and output variables of type Real/Float64, Integer/Int32 or
+// Boolean (as doubles; booleans 0/1), with their units, role signal; an output is direct
+// feedthrough when ModelStructure says it depends on an input (or lists no dependencies).
+// Variables (recordable): the outputs and locals of those types.
+//
+// Life cycle: the constructor instantiates the FMU and sets the given parameters;
+// start_experiment() (the system builder calls it with the run's length) sets up the
+// experiment and enters and leaves initialisation, so a model that fails there stops the
+// run before anything is written; initialize(t0) does it if nobody did. step(t, h) sets
+// the connected inputs from in(i, t) (unconnected ones keep their start values), calls
+// doStep(t, h) and, for FMI 3 with event mode, handles the events it reports (event mode,
+// updateDiscreteStates until settled, step mode), continuing an early return to t + h.
+// update_outputs(t) reads outputs and recorded variables in one get call per type. A doStep
+// past the experiment's stop time is never issued. The destructor terminates and frees the
+// instance (on every exit path) and prints the FMU's log messages.
+//
+// FMU time = the default experiment's startTime (0 if none) + (t - t0).
+//
+// Not real-time safe: an FMU may allocate or take unbounded time (realtime_safe() false).
+// The FMU's log callback may run on a real-time thread: it copies the message into a
+// preallocated lock-free ring; drain_log() prints them from a non-real-time place.
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cosim/fmi/fmi2.h"
+#include "cosim/fmi/fmu_file.hpp"
+#include "cosim/runtime/spsc_ring.hpp"
+#include "cosim/runtime/subsystem.hpp"
+
+namespace cosim::fmi {
+
+/// A parameter value for the variable md.variables[variable] (integers and booleans as
+/// doubles).
+struct parameter_value {
+  std::size_t variable = 0;
+  double value = 0.0;
+};
+
+/// Why an FMU subsystem ended the run (step() returned false).
+enum class fmu_stop {
+  none,
+  terminated,  // the FMU asked to end the simulation (FMI 3 terminateSimulation, FMI 2
+               // fmi2Discard with fmi2Terminated)
+  discarded,   // the FMU could not compute the step (fmi2Discard / fmi3Discard)
+  failed,      // fmiError / fmiFatal, or a call the FMU refused
+  stop_time,   // the next step would end after the experiment's stop time
+};
+[[nodiscard]] const char* to_string(fmu_stop s) noexcept;
+
+/// One FMU log message, copied into the ring as it arrives.
+struct fmu_log_record {
+  int status = 0;  // fmi2Status / fmi3Status value
+  std::array<char, 40> category{};
+  std::array<char, 472> text{};
+};
+
+class fmu_subsystem final : public subsystem {
+ public:
+  /// Instantiates the FMU and sets `parameters`. Throws cosim::error naming the FMU (and the
+  /// variable) when a function is missing, instantiation fails or a value is refused.
+  fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
+                const std::vector<parameter_value>& parameters);
+  ~fmu_subsystem() override;
+
+  /// Set up the experiment (stop time = start + run_length_s when given, else open ended),
+  /// enter and exit initialisation. Throws cosim::error naming the FMU.
+  void start_experiment(std::optional<double> run_length_s);
+
+  [[nodiscard]] bool realtime_safe() const noexcept override { return false; }
+
+  [[nodiscard]] const model_description& description() const noexcept { return fmu_->file().md; }
+  /// Why the last step failed, and a message naming the FMU, the call and the time.
+  [[nodiscard]] fmu_stop stop_kind() const noexcept { return stop_; }
+  [[nodiscard]] std::string_view stop_message() const noexcept { return stop_text_.data(); }
+
+  /// Prints queued FMU log messages through spdlog (not from a real-time thread).
+  void drain_log();
+  /// Messages lost because the ring was full.
+  [[nodiscard]] std::uint64_t log_drops() const noexcept { return log_.drops(); }
+
+  // Called by the FMU (C callbacks); public for them only.
+  void log_message(int status, const char* category, const char* text) noexcept;
+
+ private:
+  void do_initialize(time_point t0) override;
+  bool do_step(time_point t, duration h) noexcept override;
+  void do_update_outputs(time_point t) noexcept override;
+
+  struct api;
+  /// Values exchanged with the FMU, grouped by type for one get/set call each.
+  struct value_group {
+    std::vector<std::uint32_t> vrs;
+    std::vector<std::size_t> slots;  // where each value goes in / comes from
+  };
+
+  [[nodiscard]] double fmu_time(time_point t) const noexcept {
+    return fmu_start_ + to_seconds(t - t0_);
+  }
+  void set_inputs(time_point t) noexcept;
+  bool get_values() noexcept;
+  bool step_fmi2(double tc, double h) noexcept;
+  bool step_fmi3(double tc, double h) noexcept;
+  /// FMI 3 event mode until the discrete states settle, then step mode (entering event mode
+  /// first when coming from step mode).
+  bool settle_events(double t, bool from_step_mode) noexcept;
+  /// Records why the run stops (first cause only); returns false for `return fail(...)`.
+  bool fail(fmu_stop kind, const char* what, int status, double t) noexcept;
+  void end_instance() noexcept;
+  [[noreturn]] void throw_error(const std::string& what) const;
+
+  std::shared_ptr<loaded_fmu> fmu_;
+  std::unique_ptr<api> api_;
+  void* instance_ = nullptr;
+  const std::string& where_;  // the FMU's path, for messages
+  int major_ = 2;
+  bool event_mode_used_ = false;
+  bool early_return_allowed_ = false;
+  bool counted_instance_ = false;
+
+  enum class phase { instantiated, initialized, terminated, error, fatal };
+  phase phase_ = phase::instantiated;
+  time_point t0_{};
+  double fmu_start_ = 0.0;
+  std::optional<duration> run_length_;  // the experiment's length, when known
+  std::optional<double> stop_fmu_;      // its stop time in FMU time, as told to the FMU
+  bool started_ = false;
+  bool stepped_ = false;
+
+  // Inputs: port index -> variable; grouped by type among the connected ones.
+  std::vector<std::size_t> input_var_;
+  std::vector<std::size_t> connected_inputs_;
+  value_group in_real_, in_int_, in_bool_;
+  std::vector<double> in_real_buf_;
+  std::vector<std::int32_t> in_int_buf_;
+  std::vector<int> in_bool2_buf_;         // fmi2Boolean
+  std::unique_ptr<bool[]> in_bool3_buf_;  // fmi3Boolean (std::vector<bool> has no data())
+  bool any_feedthrough_ = false;
+
+  // Recorded values (outputs and locals) and where each output port reads from.
+  std::vector<double> values_;
+  value_group out_real_, out_int_, out_bool_;
+  std::vector<double> out_real_buf_;
+  std::vector<std::int32_t> out_int_buf_;
+  std::vector<int> out_bool2_buf_;
+  std::unique_ptr<bool[]> out_bool3_buf_;
+  std::vector<std::size_t> output_slot_;  // port -> values_ index
+
+  fmu_stop stop_ = fmu_stop::none;
+  std::array<char, 512> stop_text_{};
+
+  spsc_ring<fmu_log_record> log_;
+  std::string last_log_;  // the last warning or error the FMU logged, for exceptions
+  std::uint64_t reported_drops_ = 0;
+  std::unique_ptr<const fmi2CallbackFunctions> fmi2_callbacks_;  // outlives the instance
+};
+
+}  // namespace cosim::fmi

@@ -1,0 +1,670 @@
+// FMI 2.0 / 3.0 co-simulation FMU as a subsystem (see fmu_subsystem.hpp). Calls follow the
+// state machines of FMI 2.0 Sect. 4.2.4 and FMI 3.0 Sect. 4.2: instantiate, set parameters,
+// (setup experiment,) enter/exit initialisation, [event mode, step mode,] doStep..., then
+// terminate and free; after fmiError only free, after fmiFatal nothing.
+#include "cosim/fmi/fmu_subsystem.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "cosim/fmi/fmi3.h"
+#include "cosim/fmi/status.hpp"
+#include "cosim/runtime/error.hpp"
+#include "cosim/runtime/json_writer.hpp"
+
+namespace cosim::fmi {
+
+namespace {
+
+// Bounds on loops the FMU drives, so a misbehaving FMU cannot hang a step forever.
+constexpr int max_event_iterations = 1000;
+constexpr int max_early_returns = 100000;
+constexpr std::size_t log_capacity = 256;
+
+void copy_text(char* dst, std::size_t n, const char* src) noexcept {
+  if (n == 0) return;
+  if (src == nullptr) src = "";
+  std::size_t i = 0;
+  for (; i + 1 < n && src[i] != '\0'; ++i) dst[i] = src[i];
+  dst[i] = '\0';
+}
+
+void log2_callback(fmi2ComponentEnvironment env, fmi2String /*instance*/, fmi2Status status,
+                   fmi2String category, fmi2String message, ...) {
+  if (env == nullptr) return;
+  // FMI 2.0 Sect. 2.1.5: message is a printf format with the variable arguments.
+  char text[sizeof(fmu_log_record::text)];
+  va_list ap;
+  va_start(ap, message);
+  std::vsnprintf(text, sizeof text, message != nullptr ? message : "", ap);
+  va_end(ap);
+  static_cast<fmu_subsystem*>(env)->log_message(static_cast<int>(status), category, text);
+}
+
+void log3_callback(fmi3InstanceEnvironment env, fmi3Status status, fmi3String category,
+                   fmi3String message) {
+  if (env == nullptr) return;
+  static_cast<fmu_subsystem*>(env)->log_message(static_cast<int>(status), category, message);
+}
+
+// FMI 2 and 3 number their statuses alike up to Fatal.
+const char* status_text(int major, int s) noexcept {
+  return major >= 3 ? status_name(static_cast<fmi3Status>(s))
+                    : status_name(static_cast<fmi2Status>(s));
+}
+
+std::int32_t to_int32(double v) noexcept {
+  if (!(v == v)) return 0;
+  if (v >= 2147483647.0) return std::numeric_limits<std::int32_t>::max();
+  if (v <= -2147483648.0) return std::numeric_limits<std::int32_t>::min();
+  return static_cast<std::int32_t>(std::lround(v));
+}
+
+}  // namespace
+
+const char* to_string(fmu_stop s) noexcept {
+  switch (s) {
+    case fmu_stop::none:
+      return "none";
+    case fmu_stop::terminated:
+      return "fmu_terminated";
+    case fmu_stop::discarded:
+      return "fmu_discard";
+    case fmu_stop::failed:
+      return "fmu_error";
+    case fmu_stop::stop_time:
+      return "fmu_stop_time";
+  }
+  return "none";
+}
+
+struct fmu_subsystem::api {
+  // FMI 2.0
+  fmi2GetTypesPlatformTYPE* get_types_platform2 = nullptr;
+  fmi2GetVersionTYPE* get_version2 = nullptr;
+  fmi2InstantiateTYPE* instantiate2 = nullptr;
+  fmi2FreeInstanceTYPE* free_instance2 = nullptr;
+  fmi2SetupExperimentTYPE* setup_experiment2 = nullptr;
+  fmi2EnterInitializationModeTYPE* enter_initialization2 = nullptr;
+  fmi2ExitInitializationModeTYPE* exit_initialization2 = nullptr;
+  fmi2TerminateTYPE* terminate2 = nullptr;
+  fmi2GetRealTYPE* get_real2 = nullptr;
+  fmi2GetIntegerTYPE* get_integer2 = nullptr;
+  fmi2GetBooleanTYPE* get_boolean2 = nullptr;
+  fmi2SetRealTYPE* set_real2 = nullptr;
+  fmi2SetIntegerTYPE* set_integer2 = nullptr;
+  fmi2SetBooleanTYPE* set_boolean2 = nullptr;
+  fmi2DoStepTYPE* do_step2 = nullptr;
+  fmi2GetBooleanStatusTYPE* get_boolean_status2 = nullptr;
+  fmi2GetRealStatusTYPE* get_real_status2 = nullptr;  // optional
+  // FMI 3.0
+  fmi3GetVersionTYPE* get_version3 = nullptr;
+  fmi3InstantiateCoSimulationTYPE* instantiate3 = nullptr;
+  fmi3FreeInstanceTYPE* free_instance3 = nullptr;
+  fmi3EnterInitializationModeTYPE* enter_initialization3 = nullptr;
+  fmi3ExitInitializationModeTYPE* exit_initialization3 = nullptr;
+  fmi3TerminateTYPE* terminate3 = nullptr;
+  fmi3GetFloat64TYPE* get_float64 = nullptr;
+  fmi3GetInt32TYPE* get_int32 = nullptr;
+  fmi3GetBooleanTYPE* get_boolean3 = nullptr;
+  fmi3SetFloat64TYPE* set_float64 = nullptr;
+  fmi3SetInt32TYPE* set_int32 = nullptr;
+  fmi3SetBooleanTYPE* set_boolean3 = nullptr;
+  fmi3DoStepTYPE* do_step3 = nullptr;
+  fmi3EnterEventModeTYPE* enter_event_mode3 = nullptr;
+  fmi3UpdateDiscreteStatesTYPE* update_discrete_states3 = nullptr;
+  fmi3EnterStepModeTYPE* enter_step_mode3 = nullptr;
+
+  /// Resolves every function the importer calls; the error lists all missing ones.
+  void resolve(const loaded_fmu& fmu, bool event_mode) {
+    std::string missing;
+    auto need = [&](auto*& f, const char* name, bool required = true) {
+      // dlsym returns an object pointer; POSIX guarantees it converts to a function pointer.
+      f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(fmu.symbol(name));
+      if (f == nullptr && required) missing += (missing.empty() ? "" : ", ") + std::string(name);
+    };
+    if (fmu.file().md.fmi_major == 2) {
+      need(get_types_platform2, "fmi2GetTypesPlatform");
+      need(get_version2, "fmi2GetVersion");
+      need(instantiate2, "fmi2Instantiate");
+      need(free_instance2, "fmi2FreeInstance");
+      need(setup_experiment2, "fmi2SetupExperiment");
+      need(enter_initialization2, "fmi2EnterInitializationMode");
+      need(exit_initialization2, "fmi2ExitInitializationMode");
+      need(terminate2, "fmi2Terminate");
+      need(get_real2, "fmi2GetReal");
+      need(get_integer2, "fmi2GetInteger");
+      need(get_boolean2, "fmi2GetBoolean");
+      need(set_real2, "fmi2SetReal");
+      need(set_integer2, "fmi2SetInteger");
+      need(set_boolean2, "fmi2SetBoolean");
+      need(do_step2, "fmi2DoStep");
+      need(get_boolean_status2, "fmi2GetBooleanStatus");
+      need(get_real_status2, "fmi2GetRealStatus", false);
+    } else {
+      need(get_version3, "fmi3GetVersion");
+      need(instantiate3, "fmi3InstantiateCoSimulation");
+      need(free_instance3, "fmi3FreeInstance");
+      need(enter_initialization3, "fmi3EnterInitializationMode");
+      need(exit_initialization3, "fmi3ExitInitializationMode");
+      need(terminate3, "fmi3Terminate");
+      need(get_float64, "fmi3GetFloat64");
+      need(get_int32, "fmi3GetInt32");
+      need(get_boolean3, "fmi3GetBoolean");
+      need(set_float64, "fmi3SetFloat64");
+      need(set_int32, "fmi3SetInt32");
+      need(set_boolean3, "fmi3SetBoolean");
+      need(do_step3, "fmi3DoStep");
+      need(enter_event_mode3, "fmi3EnterEventMode", event_mode);
+      need(update_discrete_states3, "fmi3UpdateDiscreteStates", event_mode);
+      need(enter_step_mode3, "fmi3EnterStepMode", event_mode);
+    }
+    if (!missing.empty())
+      throw error(errc::model, fmu.file().path + ": its binary " +
+                                   binary_path_in_fmu(fmu.file().md) +
+                                   " does not export the FMI functions " + missing);
+  }
+};
+
+fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
+                             const std::vector<parameter_value>& parameters)
+    : subsystem(std::move(name)),
+      fmu_(std::move(fmu)),
+      api_(std::make_unique<api>()),
+      where_(fmu_->file().path),
+      log_(log_capacity) {
+  const model_description& md = fmu_->file().md;
+  major_ = md.fmi_major;
+  event_mode_used_ = major_ >= 3 && md.cosim->has_event_mode;
+  // An early return is continued to the end of the step, so it is only worth allowing when
+  // events are handled in event mode.
+  early_return_allowed_ = event_mode_used_ && md.cosim->might_return_early_from_do_step;
+  api_->resolve(*fmu_, event_mode_used_);
+
+  const char* version = major_ == 2 ? api_->get_version2() : api_->get_version3();
+  if (version == nullptr || version[0] != (major_ == 2 ? '2' : '3'))
+    throw_error(std::string("its binary reports FMI version \"") +
+                (version != nullptr ? version : "(null)") + "\", modelDescription.xml says \"" +
+                md.fmi_version + "\"");
+  if (major_ == 2) {
+    const char* platform = api_->get_types_platform2();
+    if (platform == nullptr || std::strcmp(platform, fmi2TypesPlatform) != 0)
+      throw_error(std::string("its binary uses types platform \"") +
+                  (platform != nullptr ? platform : "(null)") + "\", not \"default\"");
+  }
+  if (md.cosim->can_be_instantiated_only_once_per_process && fmu_->instances().load() > 0)
+    throw_error(
+        "canBeInstantiatedOnlyOncePerProcess: the FMU allows one instance per process, "
+        "and one exists (use it once per system)");
+
+  // Ports and recorded variables.
+  std::size_t recorded = 0;
+  for (const auto& v : md.variables)
+    if (!v.is_array && is_supported(v.type) &&
+        (v.causal == causality::output || v.causal == causality::local))
+      ++recorded;
+  values_.assign(recorded, std::numeric_limits<double>::quiet_NaN());
+  std::size_t slot = 0;
+  for (std::size_t k = 0; k < md.variables.size(); ++k) {
+    const variable& v = md.variables[k];
+    if (v.is_array || !is_supported(v.type)) continue;
+    if (v.causal == causality::input) {
+      add_input(port_desc{v.name, v.unit, port_role::signal, false});
+      input_var_.push_back(k);
+      continue;
+    }
+    if (v.causal != causality::output && v.causal != causality::local) continue;
+    if (v.causal == causality::output) {
+      add_output(port_desc{v.name, v.unit, port_role::signal, md.feedthrough(k)});
+      output_slot_.push_back(slot);
+      any_feedthrough_ = any_feedthrough_ || md.feedthrough(k);
+    }
+    add_variable(v.name, v.unit, &values_[slot]);
+    value_group& g = v.type == var_type::real      ? out_real_
+                     : v.type == var_type::integer ? out_int_
+                                                   : out_bool_;
+    g.vrs.push_back(v.value_reference);
+    g.slots.push_back(slot);
+    ++slot;
+  }
+  out_real_buf_.resize(out_real_.vrs.size());
+  out_int_buf_.resize(out_int_.vrs.size());
+  out_bool2_buf_.resize(out_bool_.vrs.size());
+  out_bool3_buf_ = std::make_unique<bool[]>(out_bool_.vrs.size() + 1);
+
+  // Instantiate.
+  const std::string& token = md.token;
+  if (major_ == 2) {
+    fmi2_callbacks_.reset(
+        new fmi2CallbackFunctions{&log2_callback, &std::calloc, &std::free, nullptr, this});
+    const std::string uri = fmu_->resource_uri();
+    instance_ = api_->instantiate2(this->name().c_str(), fmi2CoSimulation, token.c_str(),
+                                   uri.c_str(), fmi2_callbacks_.get(), fmi2False, fmi2False);
+  } else {
+    const std::string path = fmu_->resource_path();
+    instance_ = api_->instantiate3(this->name().c_str(), token.c_str(), path.c_str(), fmi3False,
+                                   fmi3False, event_mode_used_, early_return_allowed_, nullptr, 0,
+                                   this, &log3_callback, nullptr);
+  }
+  if (instance_ == nullptr)
+    throw_error(std::string(major_ == 2 ? "fmi2Instantiate" : "fmi3InstantiateCoSimulation") +
+                " failed (returned NULL)");
+  fmu_->instances().fetch_add(1);
+  counted_instance_ = true;
+
+  // Parameters, by variable, before initialisation.
+  for (const parameter_value& p : parameters) {
+    if (p.variable >= md.variables.size())
+      throw_error("internal: parameter index " + std::to_string(p.variable) + " out of range");
+    const variable& v = md.variables[p.variable];
+    if (v.is_array || !is_supported(v.type))
+      throw_error("parameter \"" + v.name + "\" has type " + type_name(v.type, major_) +
+                  (v.is_array ? " (array)" : "") +
+                  ", which cannot be set (supported: " + (major_ == 2 ? "Real" : "Float64") + ", " +
+                  (major_ == 2 ? "Integer" : "Int32") + ", Boolean)");
+    const fmi3ValueReference vr = v.value_reference;
+    int st = 0;
+    const char* call = "";
+    if (v.type == var_type::real) {
+      call = major_ == 2 ? "fmi2SetReal" : "fmi3SetFloat64";
+      st = major_ == 2 ? static_cast<int>(api_->set_real2(instance_, &vr, 1, &p.value))
+                       : static_cast<int>(api_->set_float64(instance_, &vr, 1, &p.value, 1));
+    } else if (v.type == var_type::integer) {
+      if (p.value != std::trunc(p.value) || std::abs(p.value) > 2147483647.0)
+        throw_error("parameter \"" + v.name + "\" = " + format_double(p.value) +
+                    " is not a 32-bit integer");
+      const std::int32_t i = to_int32(p.value);
+      call = major_ == 2 ? "fmi2SetInteger" : "fmi3SetInt32";
+      st = major_ == 2 ? static_cast<int>(api_->set_integer2(instance_, &vr, 1, &i))
+                       : static_cast<int>(api_->set_int32(instance_, &vr, 1, &i, 1));
+    } else {
+      call = major_ == 2 ? "fmi2SetBoolean" : "fmi3SetBoolean";
+      const fmi2Boolean b2 = p.value != 0.0 ? fmi2True : fmi2False;
+      const fmi3Boolean b3 = p.value != 0.0;
+      st = major_ == 2 ? static_cast<int>(api_->set_boolean2(instance_, &vr, 1, &b2))
+                       : static_cast<int>(api_->set_boolean3(instance_, &vr, 1, &b3, 1));
+    }
+    if (st > fmi2Warning) {
+      if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
+      throw_error(std::string(call) + " of parameter \"" + v.name +
+                  "\" = " + format_double(p.value) + " returned " + status_text(major_, st));
+    }
+  }
+  drain_log();
+}
+
+fmu_subsystem::~fmu_subsystem() {
+  end_instance();
+  drain_log();
+}
+
+void fmu_subsystem::end_instance() noexcept {
+  if (instance_ == nullptr) return;
+  if (phase_ == phase::fatal) {
+    // FMI: after fmiFatal no function of the FMU may be called, not even free.
+    instance_ = nullptr;
+    return;
+  }
+  if (phase_ == phase::initialized || phase_ == phase::terminated) {
+    if (major_ == 2)
+      (void)api_->terminate2(instance_);
+    else
+      (void)api_->terminate3(instance_);
+  }
+  if (major_ == 2)
+    api_->free_instance2(instance_);
+  else
+    api_->free_instance3(instance_);
+  instance_ = nullptr;
+  if (counted_instance_) fmu_->instances().fetch_sub(1);
+  counted_instance_ = false;
+}
+
+void fmu_subsystem::throw_error(const std::string& what) const {
+  // The FMU's own messages usually say why; they are printed, and the last one is quoted.
+  const_cast<fmu_subsystem*>(this)->drain_log();
+  throw error(errc::model, where_ + " (subsystem " + name() + "): " + what +
+                               (last_log_.empty() ? "" : "; the FMU said: " + last_log_));
+}
+
+void fmu_subsystem::log_message(int status, const char* category, const char* text) noexcept {
+  fmu_log_record r;
+  r.status = status;
+  copy_text(r.category.data(), r.category.size(), category);
+  copy_text(r.text.data(), r.text.size(), text);
+  (void)log_.push(r);
+}
+
+void fmu_subsystem::drain_log() {
+  fmu_log_record r;
+  while (log_.try_pop(r)) {
+    const auto level = r.status >= static_cast<int>(fmi2Error)     ? spdlog::level::err
+                       : r.status >= static_cast<int>(fmi2Warning) ? spdlog::level::warn
+                                                                   : spdlog::level::info;
+    spdlog::log(level, "[FMU {}] {}{}{}", name(), r.category.data(), r.category[0] ? ": " : "",
+                r.text.data());
+    if (r.status >= static_cast<int>(fmi2Warning)) last_log_ = r.text.data();
+  }
+  const std::uint64_t drops = log_.drops();
+  if (drops > reported_drops_) {
+    spdlog::warn("[FMU {}] {} log messages lost (more than {} between two drains)", name(),
+                 drops - reported_drops_, log_.capacity());
+    reported_drops_ = drops;
+  }
+}
+
+void fmu_subsystem::start_experiment(std::optional<double> run_length_s) {
+  if (started_) return;
+  const model_description& md = fmu_->file().md;
+  fmu_start_ = md.experiment.start_time.value_or(0.0);
+  const bool tol_defined = md.experiment.tolerance.has_value();
+  const double tol = md.experiment.tolerance.value_or(0.0);
+  if (run_length_s) {
+    run_length_ = to_duration(*run_length_s);
+    stop_fmu_ = fmu_start_ + *run_length_s;
+  }
+  auto check = [&](int st, const char* call) {
+    if (st <= fmi2Warning) return;
+    if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
+    throw_error(std::string(call) + " returned " + status_text(major_, st));
+  };
+  if (major_ == 2) {
+    check(api_->setup_experiment2(instance_, tol_defined ? fmi2True : fmi2False, tol, fmu_start_,
+                                  stop_fmu_ ? fmi2True : fmi2False, stop_fmu_.value_or(0.0)),
+          "fmi2SetupExperiment");
+    check(api_->enter_initialization2(instance_), "fmi2EnterInitializationMode");
+    check(api_->exit_initialization2(instance_), "fmi2ExitInitializationMode");
+  } else {
+    check(api_->enter_initialization3(instance_, tol_defined, tol, fmu_start_,
+                                      stop_fmu_.has_value(), stop_fmu_.value_or(0.0)),
+          "fmi3EnterInitializationMode");
+    check(api_->exit_initialization3(instance_), "fmi3ExitInitializationMode");
+    phase_ = phase::initialized;
+    // FMI 3.0 Sect. 4.2.2: with eventModeUsed, initialisation ends in event mode.
+    if (event_mode_used_ && !settle_events(fmu_start_, false))
+      throw_error(std::string(stop_message()));
+  }
+  phase_ = phase::initialized;
+  started_ = true;
+  drain_log();
+}
+
+void fmu_subsystem::do_initialize(time_point t0) {
+  if (stepped_) throw_error("an FMU subsystem runs once; build a new system to run again");
+  t0_ = t0;
+  start_experiment(std::nullopt);
+  const model_description& md = fmu_->file().md;
+  in_real_ = {};
+  in_int_ = {};
+  in_bool_ = {};
+  for (std::size_t i = 0; i < input_count(); ++i) {
+    const variable& v = md.variables[input_var_[i]];
+    // value_at() needs a sample; connected inputs get theirs in the start-up exchange.
+    input(i).set_initial(t0, v.start.value_or(0.0));
+    if (!input(i).connected()) continue;  // keeps its start value inside the FMU
+    value_group& g = v.type == var_type::real      ? in_real_
+                     : v.type == var_type::integer ? in_int_
+                                                   : in_bool_;
+    g.vrs.push_back(v.value_reference);
+    g.slots.push_back(i);
+  }
+  in_real_buf_.assign(in_real_.vrs.size(), 0.0);
+  in_int_buf_.assign(in_int_.vrs.size(), 0);
+  in_bool2_buf_.assign(in_bool_.vrs.size(), 0);
+  in_bool3_buf_ = std::make_unique<bool[]>(in_bool_.vrs.size() + 1);
+}
+
+bool fmu_subsystem::fail(fmu_stop kind, const char* what, int status, double t) noexcept {
+  if (stop_ != fmu_stop::none) return false;
+  stop_ = kind;
+  switch (kind) {
+    case fmu_stop::terminated:
+      std::snprintf(stop_text_.data(), stop_text_.size(),
+                    "%s (subsystem %s): the FMU ended the simulation at t = %.17g s (%s)",
+                    where_.c_str(), name().c_str(), t, what);
+      break;
+    case fmu_stop::stop_time:
+      std::snprintf(stop_text_.data(), stop_text_.size(),
+                    "%s (subsystem %s): %s; no doStep past the experiment's stop time t = %.17g s "
+                    "is issued",
+                    where_.c_str(), name().c_str(), what, stop_fmu_.value_or(0.0));
+      break;
+    case fmu_stop::none:
+    case fmu_stop::discarded:
+    case fmu_stop::failed:
+      std::snprintf(stop_text_.data(), stop_text_.size(),
+                    "%s (subsystem %s): %s at t = %.17g s returned %s", where_.c_str(),
+                    name().c_str(), what, t, status_text(major_, status));
+      break;
+  }
+  return false;
+}
+
+void fmu_subsystem::set_inputs(time_point t) noexcept {
+  if (phase_ != phase::initialized || stop_ != fmu_stop::none) return;
+  const double tf = fmu_time(t);
+  int st = 0;
+  const char* call = "";
+  if (!in_real_.vrs.empty()) {
+    for (std::size_t j = 0; j < in_real_.vrs.size(); ++j)
+      in_real_buf_[j] = in(in_real_.slots[j], t);
+    call = major_ == 2 ? "fmi2SetReal (inputs)" : "fmi3SetFloat64 (inputs)";
+    st = major_ == 2 ? static_cast<int>(api_->set_real2(instance_, in_real_.vrs.data(),
+                                                        in_real_.vrs.size(), in_real_buf_.data()))
+                     : static_cast<int>(api_->set_float64(instance_, in_real_.vrs.data(),
+                                                          in_real_.vrs.size(), in_real_buf_.data(),
+                                                          in_real_buf_.size()));
+  }
+  if (st <= fmi2Warning && !in_int_.vrs.empty()) {
+    for (std::size_t j = 0; j < in_int_.vrs.size(); ++j)
+      in_int_buf_[j] = to_int32(in(in_int_.slots[j], t));
+    call = major_ == 2 ? "fmi2SetInteger (inputs)" : "fmi3SetInt32 (inputs)";
+    st = major_ == 2
+             ? static_cast<int>(api_->set_integer2(instance_, in_int_.vrs.data(),
+                                                   in_int_.vrs.size(), in_int_buf_.data()))
+             : static_cast<int>(api_->set_int32(instance_, in_int_.vrs.data(), in_int_.vrs.size(),
+                                                in_int_buf_.data(), in_int_buf_.size()));
+  }
+  if (st <= fmi2Warning && !in_bool_.vrs.empty()) {
+    const std::size_t n = in_bool_.vrs.size();
+    for (std::size_t j = 0; j < n; ++j) {
+      const bool b = in(in_bool_.slots[j], t) != 0.0;
+      in_bool2_buf_[j] = b ? fmi2True : fmi2False;
+      in_bool3_buf_[j] = b;
+    }
+    call = major_ == 2 ? "fmi2SetBoolean (inputs)" : "fmi3SetBoolean (inputs)";
+    st = major_ == 2 ? static_cast<int>(api_->set_boolean2(instance_, in_bool_.vrs.data(), n,
+                                                           in_bool2_buf_.data()))
+                     : static_cast<int>(api_->set_boolean3(instance_, in_bool_.vrs.data(), n,
+                                                           in_bool3_buf_.get(), n));
+  }
+  if (st > fmi2Warning) {
+    if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
+    (void)fail(st == fmi2Discard ? fmu_stop::discarded : fmu_stop::failed, call, st, tf);
+  }
+}
+
+bool fmu_subsystem::get_values() noexcept {
+  int st = 0;
+  const char* call = "";
+  if (!out_real_.vrs.empty()) {
+    call = major_ == 2 ? "fmi2GetReal" : "fmi3GetFloat64";
+    st = major_ == 2 ? static_cast<int>(api_->get_real2(instance_, out_real_.vrs.data(),
+                                                        out_real_.vrs.size(), out_real_buf_.data()))
+                     : static_cast<int>(
+                           api_->get_float64(instance_, out_real_.vrs.data(), out_real_.vrs.size(),
+                                             out_real_buf_.data(), out_real_buf_.size()));
+    if (st <= fmi2Warning)
+      for (std::size_t j = 0; j < out_real_.slots.size(); ++j)
+        values_[out_real_.slots[j]] = out_real_buf_[j];
+  }
+  if (st <= fmi2Warning && !out_int_.vrs.empty()) {
+    call = major_ == 2 ? "fmi2GetInteger" : "fmi3GetInt32";
+    st = major_ == 2
+             ? static_cast<int>(api_->get_integer2(instance_, out_int_.vrs.data(),
+                                                   out_int_.vrs.size(), out_int_buf_.data()))
+             : static_cast<int>(api_->get_int32(instance_, out_int_.vrs.data(), out_int_.vrs.size(),
+                                                out_int_buf_.data(), out_int_buf_.size()));
+    if (st <= fmi2Warning)
+      for (std::size_t j = 0; j < out_int_.slots.size(); ++j)
+        values_[out_int_.slots[j]] = static_cast<double>(out_int_buf_[j]);
+  }
+  if (st <= fmi2Warning && !out_bool_.vrs.empty()) {
+    const std::size_t n = out_bool_.vrs.size();
+    call = major_ == 2 ? "fmi2GetBoolean" : "fmi3GetBoolean";
+    st = major_ == 2 ? static_cast<int>(api_->get_boolean2(instance_, out_bool_.vrs.data(), n,
+                                                           out_bool2_buf_.data()))
+                     : static_cast<int>(api_->get_boolean3(instance_, out_bool_.vrs.data(), n,
+                                                           out_bool3_buf_.get(), n));
+    if (st <= fmi2Warning)
+      for (std::size_t j = 0; j < n; ++j)
+        values_[out_bool_.slots[j]] =
+            (major_ == 2 ? out_bool2_buf_[j] != fmi2False : out_bool3_buf_[j]) ? 1.0 : 0.0;
+  }
+  if (st > fmi2Warning) {
+    if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
+    return fail(st == fmi2Discard ? fmu_stop::discarded : fmu_stop::failed, call, st, 0.0);
+  }
+  return true;
+}
+
+void fmu_subsystem::do_update_outputs(time_point t) noexcept {
+  if (phase_ != phase::initialized && phase_ != phase::terminated) return;
+  // FMI co-simulation: outputs at a communication point reflect the inputs set there, so a
+  // feedthrough output sees in(i, t).
+  if (any_feedthrough_) set_inputs(t);
+  if (phase_ != phase::initialized && phase_ != phase::terminated) return;
+  if (!get_values()) return;
+  for (std::size_t i = 0; i < output_slot_.size(); ++i) set_output(i, values_[output_slot_[i]]);
+}
+
+bool fmu_subsystem::do_step(time_point t, duration h) noexcept {
+  stepped_ = true;
+  if (phase_ != phase::initialized || stop_ != fmu_stop::none) return false;
+  const double tc = fmu_time(t);
+  const double hs = to_seconds(h);
+  if (run_length_ && (t + h) - t0_ > *run_length_) {
+    char what[160];
+    std::snprintf(what, sizeof what, "the step from t = %.17g s to %.17g s", tc, tc + hs);
+    return fail(fmu_stop::stop_time, what, 0, tc);
+  }
+  set_inputs(t);
+  if (stop_ != fmu_stop::none) return false;
+  return major_ == 2 ? step_fmi2(tc, hs) : step_fmi3(tc, hs);
+}
+
+bool fmu_subsystem::step_fmi2(double tc, double h) noexcept {
+  const fmi2Status st = api_->do_step2(instance_, tc, h, fmi2True);
+  if (st == fmi2OK || st == fmi2Warning) return true;
+  if (st == fmi2Discard) {
+    // FMI 2.0 Sect. 4.2.3: after fmi2Discard, fmi2Terminated tells whether the model wants
+    // the simulation to end (then at fmi2LastSuccessfulTime).
+    fmi2Boolean terminated = fmi2False;
+    if (api_->get_boolean_status2(instance_, fmi2Terminated, &terminated) <= fmi2Warning &&
+        terminated != fmi2False) {
+      fmi2Real last = tc;
+      if (api_->get_real_status2 != nullptr)
+        (void)api_->get_real_status2(instance_, fmi2LastSuccessfulTime, &last);
+      phase_ = phase::terminated;
+      return fail(fmu_stop::terminated, "fmi2DoStep returned fmi2Discard, fmi2Terminated", st,
+                  last);
+    }
+    phase_ = phase::terminated;
+    char what[160];
+    std::snprintf(what, sizeof what, "fmi2DoStep over h = %.17g s", h);
+    return fail(fmu_stop::discarded, what, st, tc);
+  }
+  phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
+  return fail(fmu_stop::failed, "fmi2DoStep", st, tc);
+}
+
+bool fmu_subsystem::settle_events(double t, bool from_step_mode) noexcept {
+  if (from_step_mode) {
+    const fmi3Status st = api_->enter_event_mode3(instance_);
+    if (st > fmi3Warning) {
+      phase_ = st == fmi3Fatal ? phase::fatal : phase::error;
+      return fail(fmu_stop::failed, "fmi3EnterEventMode", st, t);
+    }
+  }
+  // FMI 3.0 Sect. 3.2.5: repeat until no discrete state needs another update.
+  for (int k = 0; k < max_event_iterations; ++k) {
+    fmi3Boolean again = false, terminate = false, nominals = false, values = false,
+                next_defined = false;
+    fmi3Float64 next = 0.0;
+    const fmi3Status st = api_->update_discrete_states3(instance_, &again, &terminate, &nominals,
+                                                        &values, &next_defined, &next);
+    if (st > fmi3Warning) {
+      phase_ = st == fmi3Fatal ? phase::fatal : phase::error;
+      return fail(st == fmi3Discard ? fmu_stop::discarded : fmu_stop::failed,
+                  "fmi3UpdateDiscreteStates", st, t);
+    }
+    if (terminate) {
+      phase_ = phase::terminated;
+      return fail(fmu_stop::terminated, "fmi3UpdateDiscreteStates: terminateSimulation", st, t);
+    }
+    if (!again) {
+      const fmi3Status s2 = api_->enter_step_mode3(instance_);
+      if (s2 > fmi3Warning) {
+        phase_ = s2 == fmi3Fatal ? phase::fatal : phase::error;
+        return fail(fmu_stop::failed, "fmi3EnterStepMode", s2, t);
+      }
+      return true;
+    }
+  }
+  phase_ = phase::error;
+  return fail(fmu_stop::failed, "fmi3UpdateDiscreteStates kept asking for another iteration",
+              fmi3Error, t);
+}
+
+bool fmu_subsystem::step_fmi3(double tc, double h) noexcept {
+  const double end = tc + h;
+  double cur = tc;
+  for (int k = 0; k < max_early_returns; ++k) {
+    fmi3Boolean event = false, terminate = false, early = false;
+    fmi3Float64 last = end;
+    const double step = k == 0 ? h : end - cur;
+    const fmi3Status st =
+        api_->do_step3(instance_, cur, step, true, &event, &terminate, &early, &last);
+    if (st == fmi3Error || st == fmi3Fatal) {
+      phase_ = st == fmi3Fatal ? phase::fatal : phase::error;
+      return fail(fmu_stop::failed, "fmi3DoStep", st, cur);
+    }
+    if (terminate) {
+      phase_ = phase::terminated;
+      return fail(fmu_stop::terminated, "fmi3DoStep: terminateSimulation", st, early ? last : end);
+    }
+    if (st == fmi3Discard) {
+      phase_ = phase::terminated;
+      char what[160];
+      std::snprintf(what, sizeof what, "fmi3DoStep over h = %.17g s", step);
+      return fail(fmu_stop::discarded, what, st, cur);
+    }
+    const double reached = early ? last : end;
+    // An ignored event would lose e.g. a bouncing ball's bounce (issue 11).
+    if (event && event_mode_used_ && !settle_events(reached, true)) return false;
+    if (!early || !(reached < end)) return true;
+    if (!early_return_allowed_) {
+      phase_ = phase::error;
+      return fail(fmu_stop::failed,
+                  "fmi3DoStep returned early although earlyReturnAllowed was "
+                  "false",
+                  fmi3Error, reached);
+    }
+    if (!(reached > cur)) {
+      phase_ = phase::error;
+      return fail(fmu_stop::failed, "fmi3DoStep returned early without advancing", fmi3Error, cur);
+    }
+    cur = reached;
+  }
+  phase_ = phase::error;
+  return fail(fmu_stop::failed, "fmi3DoStep kept returning early", fmi3Error, cur);
+}
+
+}  // namespace cosim::fmi
