@@ -161,7 +161,10 @@ std::string system_toml(const scenario& sc) {
 
   for (const auto& d : sc.system.subsystems) {
     o << "\n[subsystems." << key(d.name) << "]\n";
-    o << "type = " << str(d.type) << "\n";
+    if (d.type.rfind("fmu:", 0) == 0)
+      o << "fmu = " << str(d.type.substr(4)) << "\n";  // absolute: the file may be elsewhere
+    else
+      o << "type = " << str(d.type) << "\n";
     const auto it = sc.subsystems.find(d.name);
     if (it != sc.subsystems.end()) {
       const subsystem_config& c = it->second;

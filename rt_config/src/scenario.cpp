@@ -136,13 +136,19 @@ scenario read(config_reader& r) {
                   : mode == "threaded" ? run_mode::threaded
                                        : run_mode::realtime;
   }
-  sc.run.duration = r.get_double("run.duration");
+  // A system of one FMU runs its DefaultExperiment unless [run] says otherwise.
+  const subsystem_type* fmu = sc.preset ? nullptr : single_fmu_type(sc.system);
+  sc.run.duration = !r.has("run.duration") && fmu != nullptr && fmu->default_duration
+                        ? *fmu->default_duration
+                        : r.get_double("run.duration");
   check_positive(r, "run.duration", sc.run.duration);
   if (sc.run.duration > max_run_seconds)
     r.fail("run.duration", "must be at most " + format_double(max_run_seconds) +
                                " s (simulation time is kept in integer nanoseconds)");
   if (!r.has("run.macro_step") && model != nullptr && model->default_macro_step) {
     sc.run.macro_step = model->default_macro_step(sc);
+  } else if (!r.has("run.macro_step") && fmu != nullptr && fmu->default_macro_step) {
+    sc.run.macro_step = *fmu->default_macro_step;
   } else {
     sc.run.macro_step = r.get_double("run.macro_step");
   }

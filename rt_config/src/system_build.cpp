@@ -337,6 +337,11 @@ void build_system(const scenario& sc, built_scenario& b) {
                                                                     : types[i]->integrators.front();
     try {
       sys.add(types[i]->create(d.name, params[i], integrator));
+      // The run's length as the executors round it: whole macro steps.
+      if (types[i]->prepare)
+        types[i]->prepare(sys.at(sys.size() - 1),
+                          std::ceil(sc.run.duration / sc.run.macro_step - 1e-9) *
+                              sc.run.macro_step);
     } catch (const error& e) {
       fail(d.at, d.at.key, e.what());
     }
@@ -414,7 +419,9 @@ void build_system(const scenario& sc, built_scenario& b) {
   std::string unfed, where = sc.file;
   for (std::size_t s = 0; s < sys.size(); ++s)
     for (std::size_t i = 0; i < sys.at(s).input_count(); ++i)
-      if (!sys.at(s).input(i).connected()) {
+      if (!sys.at(s).input(i).connected() &&
+          !(index_of(sys.at(s).name()) < types.size() &&
+            types[index_of(sys.at(s).name())]->unfed_inputs_keep_start)) {
         if (unfed.empty() && index_of(sys.at(s).name()) < spec.subsystems.size()) {
           const origin& o = spec.subsystems[index_of(sys.at(s).name())].at;
           where = o.where + ": " + o.key;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "cosim/rt_config/type_registry.hpp"
 #include "cosim/runtime/extrapolation.hpp"
@@ -115,8 +116,25 @@ std::vector<std::string> read_system_subsystems(config_reader& r, scenario& sc) 
     subsystem_decl d;
     d.name = name;
     d.at = at(r, key);
-    d.type = r.get_string(key + ".type");
-    const subsystem_type* t = find_subsystem_type(d.type);
+    // `fmu = "PATH"` (relative to the file) instead of `type`: the type "fmu:ABSOLUTE".
+    const bool fmu = r.has(key + ".fmu");
+    if (fmu == r.has(key + ".type"))
+      r.fail(key, "needs exactly one of type = \"REGISTERED TYPE\" or fmu = \"FILE.fmu\"");
+    const subsystem_type* t = nullptr;
+    if (fmu) {
+      std::filesystem::path p = r.get_string(key + ".fmu");
+      if (p.is_relative())
+        p = std::filesystem::absolute(std::filesystem::path(sc.file).parent_path() / p);
+      d.type = "fmu:" + p.lexically_normal().string();
+      try {
+        t = find_subsystem_type(d.type);
+      } catch (const error& e) {
+        r.fail(key + ".fmu", e.what());
+      }
+    } else {
+      d.type = r.get_string(key + ".type");
+      t = find_subsystem_type(d.type);
+    }
     if (t == nullptr)
       r.fail(key + ".type", "unknown subsystem type (known: " + known_types() +
                                 "; `cosim types` describes them)");
@@ -131,7 +149,8 @@ std::vector<std::string> read_system_subsystems(config_reader& r, scenario& sc) 
     }
     // Checked here, with the line, as well as when built.
     (void)resolve_parameters(*t, d.parameters, r.where(key + ".parameters"), key + ".parameters");
-    only_keys(r, key, {"type", "step", "integrator", "smoothing", "non_matching", "parameters"});
+    only_keys(r, key,
+              {"type", "fmu", "step", "integrator", "smoothing", "non_matching", "parameters"});
     names.push_back(name);
     sc.system.subsystems.push_back(std::move(d));
   }

@@ -94,6 +94,7 @@ const std::vector<subsystem_type>& subsystem_types() {
 }
 
 const subsystem_type* find_subsystem_type(const std::string& name) {
+  if (name.rfind("fmu:", 0) == 0) return fmu_subsystem_type(name.substr(4));
   for (const auto& t : subsystem_types())
     if (t.name == name) return &t;
   return nullptr;

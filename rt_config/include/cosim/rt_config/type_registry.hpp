@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,14 @@ struct subsystem_type {
   std::function<std::unique_ptr<subsystem>(const std::string& name, const param_set& p,
                                            const std::string& integrator)>
       create;
+  /// Inputs nothing feeds keep their start value instead of failing the build (FMUs).
+  bool unfed_inputs_keep_start = false;
+  /// Called by the builder right after create() with the run's length [s] (an FMU sets up
+  /// its experiment with it, so a model that fails to initialise stops the build). Optional.
+  std::function<void(subsystem& s, double run_length)> prepare;
+  /// run.duration / run.macro_step [s] when a file leaves them out and this is the one such
+  /// type of the system (an FMU's DefaultExperiment).
+  std::optional<double> default_duration, default_macro_step;
 };
 
 struct init_role {
@@ -81,5 +90,10 @@ std::vector<subsystem_type> crane_subsystem_types();       // types_crane.cpp
 std::vector<init_type> crane_init_types();                 // types_crane.cpp
 std::vector<subsystem_type> oscillator_subsystem_types();  // types_oscillator.cpp
 std::vector<init_type> oscillator_init_types();            // types_oscillator.cpp
+/// The type of the FMU at `path` ("fmu:" + absolute path names it), cached per path.
+/// Throws cosim::error naming the FMU when it cannot be read or run here.
+const subsystem_type* fmu_subsystem_type(const std::string& path);  // types_fmu.cpp
+/// The type of the system's only FMU subsystem; nullptr for none or several.
+const subsystem_type* single_fmu_type(const system_spec& s);  // types_fmu.cpp
 
 }  // namespace cosim::config

@@ -1,0 +1,144 @@
+// FMUs as subsystem types: `[subsystems.NAME] fmu = "PATH"` names the type "fmu:" + the
+// absolute path, resolved here from the FMU's modelDescription.xml (cached per path).
+// Parameters are the FMU's scalar variables with causality parameter (default = start,
+// range = min/max, unit); its ports are its inputs and outputs; inputs nothing feeds keep
+// their start values.
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include "cosim/fmi/fmu_file.hpp"
+#include "cosim/fmi/fmu_subsystem.hpp"
+#include "cosim/rt_config/type_registry.hpp"
+#include "cosim/runtime/error.hpp"
+#include "cosim/runtime/json_writer.hpp"
+
+namespace cosim::config {
+
+namespace {
+
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  return s;
+}
+
+param_decl declare(const fmi::variable& v, int major) {
+  param_decl d;
+  d.name = v.name;
+  d.unit = v.unit;
+  d.doc = one_line(v.description);
+  const std::string type = fmi::type_name(v.type, major);
+  if (v.is_array || !fmi::is_supported(v.type)) {
+    // Declared so that a file setting it gets a clear refusal, not "no parameter".
+    d.kind = param_kind::text;
+    d.def = v.start_text.value_or("");
+    d.doc = type + (v.is_array ? " array" : "") + ", cannot be set here" +
+            (d.doc.empty() ? "" : "; " + d.doc);
+    return d;
+  }
+  switch (v.type) {
+    case fmi::var_type::integer:
+      d.kind = param_kind::integer;
+      d.def = static_cast<std::int64_t>(std::llround(v.start.value_or(0.0)));
+      break;
+    case fmi::var_type::boolean:
+      d.kind = param_kind::boolean;
+      d.def = v.start.value_or(0.0) != 0.0;
+      break;
+    default:
+      d.kind = param_kind::real;
+      d.def = v.start.value_or(0.0);
+      break;
+  }
+  if (v.type != fmi::var_type::boolean) {
+    if (v.min && std::isfinite(*v.min)) d.min = *v.min;
+    if (v.max && std::isfinite(*v.max)) d.max = *v.max;
+  }
+  return d;
+}
+
+std::unique_ptr<subsystem_type> make_type(const std::shared_ptr<const fmi::fmu_file>& file) {
+  const fmi::model_description& md = file->md;
+  fmi::require_cosimulation(*file);
+  auto t = std::make_unique<subsystem_type>();
+  t->name = "fmu:" + file->path;
+  t->description = "FMU " + md.model_name + " (FMI " + md.fmi_version + " co-simulation" +
+                   (md.description.empty() ? ")" : "): " + one_line(md.description));
+  std::vector<std::size_t> param_vars;
+  for (std::size_t k = 0; k < md.variables.size(); ++k) {
+    const fmi::variable& v = md.variables[k];
+    // Structural parameters need configuration mode, which this importer does not use.
+    if (v.causal != fmi::causality::parameter) continue;
+    if (v.variab == fmi::variability::constant) continue;
+    t->parameters.push_back(declare(v, md.fmi_major));
+    param_vars.push_back(k);
+  }
+  t->integrators = {"fmu"};
+  const std::optional<double> step = md.experiment.step_size;
+  t->default_step = [step](double H, const param_set& /*p*/) {
+    if (!step) return H;
+    const auto hn = to_duration(*step).count(), Hn = to_duration(H).count();
+    return hn > 0 && hn <= Hn && Hn % hn == 0 ? *step : H;
+  };
+  t->unfed_inputs_keep_start = true;
+  if (md.experiment.stop_time)
+    t->default_duration = *md.experiment.stop_time - md.experiment.start_time.value_or(0.0);
+  t->default_macro_step = md.experiment.step_size;
+  t->create = [file, param_vars](const std::string& name, const param_set& p,
+                                 const std::string& /*integrator*/) {
+    const fmi::model_description& d = file->md;
+    std::vector<fmi::parameter_value> values;
+    for (std::size_t k : param_vars) {
+      const fmi::variable& v = d.variables[k];
+      const param_value& pv = p.at(v.name);
+      if (v.is_array || !fmi::is_supported(v.type)) {
+        if (pv != param_value(v.start_text.value_or("")))
+          throw error(errc::config_value,
+                      file->path + ": parameter \"" + v.name + "\" has type " +
+                          fmi::type_name(v.type, d.fmi_major) + (v.is_array ? " (array)" : "") +
+                          ", which cannot be set (supported: " +
+                          (d.fmi_major == 2 ? "Real, Integer" : "Float64, Int32") + ", Boolean)");
+        continue;
+      }
+      double x = 0.0;
+      if (const double* r = std::get_if<double>(&pv)) x = *r;
+      if (const std::int64_t* i = std::get_if<std::int64_t>(&pv)) x = static_cast<double>(*i);
+      if (const bool* b = std::get_if<bool>(&pv)) x = *b ? 1.0 : 0.0;
+      values.push_back({k, x});
+    }
+    return std::make_unique<fmi::fmu_subsystem>(name, fmi::load_fmu(file), values);
+  };
+  t->prepare = [](subsystem& s, double run_length) {
+    if (auto* f = dynamic_cast<fmi::fmu_subsystem*>(&s)) f->start_experiment(run_length);
+  };
+  return t;
+}
+
+}  // namespace
+
+const subsystem_type* fmu_subsystem_type(const std::string& path) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<subsystem_type>> cache;
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(path, ec);
+  if (ec) p = path;
+  const std::string key = p.lexically_normal().string();
+  const std::lock_guard lock(mutex);
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, make_type(fmi::read_fmu(key))).first;
+  return it->second.get();
+}
+
+const subsystem_type* single_fmu_type(const system_spec& s) {
+  const subsystem_type* found = nullptr;
+  for (const auto& d : s.subsystems) {
+    if (d.type.rfind("fmu:", 0) != 0) continue;
+    if (found != nullptr) return nullptr;
+    found = find_subsystem_type(d.type);
+  }
+  return found;
+}
+
+}  // namespace cosim::config
