@@ -374,4 +374,16 @@ TEST(Tune, ProgressOnATerminalQuietOtherwise) {
       << tty.terminal;
 }
 
+// A system file has no model.manoeuvre / model.interface to vary: refused up front with
+// a message saying what to use, instead of a grid of failed runs.
+TEST(Tune, SystemFileIsRefusedWithAWayOut) {
+  const temp_dir dir;
+  const result r = cosim(dir, "tune " + std::string(COSIM_SOURCE_DIR) +
+                                  "/rt_config/systems/crane_m1_fs.toml --out " + (dir / "o"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("system file"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cosim sweep"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "o/tune.csv"));
+}
+
 }  // namespace
