@@ -53,7 +53,7 @@ instance* self(fmi3Instance c) noexcept {
 void log(const instance& i, fmi3Status s, const char* category, const std::string& msg) noexcept {
   // Errors are always reported; the rest only with logging on.
   if (i.logger != nullptr && (i.logging || s >= fmi3Discard))
-    i.logger(i.env, s, category, (i.name + ": " + msg).c_str());
+    i.logger(i.env, s, category, msg.c_str());
 }
 
 fmi3Status fail(instance& i, const std::string& msg) noexcept {

@@ -1,0 +1,236 @@
+// The test FMUs of tests/fmus/ run through system files (`[subsystems.X] fmu = "..."`) by
+// the library's run entry, at their default experiments unless a test says otherwise, and
+// compared with the closed forms of closed_forms.hpp: the bouncing ball's bounce times and
+// heights (FMI 2.0 inside doStep, FMI 3.0 through event mode), x0 e^(-k t) of the linear ODE,
+// the stair's termination (run completed with the reason, rows up to T_end), and the pure
+// feedthrough with a source on its input, in chains whose evaluation order shows in the
+// results, and in an algebraic loop the builder refuses.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "closed_forms.hpp"
+#include "cosim/rt_config/run.hpp"
+#include "cosim/runtime/error.hpp"
+#include "fmu_binary.hpp"
+#include "temp_dir.hpp"
+
+namespace {
+
+using cosim::test::fmu_path;
+
+/// Every row of a run, by column name.
+class table final : public cosim::row_sink {
+ public:
+  void begin(std::span<const std::string> c) override { columns_.assign(c.begin(), c.end()); }
+  void write(std::span<const double> row) noexcept override {
+    rows_.emplace_back(row.begin(), row.end());
+  }
+  void end() override {}
+
+  [[nodiscard]] std::size_t rows() const { return rows_.size(); }
+  [[nodiscard]] double at(std::size_t r, const std::string& col) const {
+    const auto it = std::find(columns_.begin(), columns_.end(), col);
+    if (it == columns_.end()) throw std::runtime_error("no column " + col);
+    return rows_.at(r).at(static_cast<std::size_t>(it - columns_.begin()));
+  }
+
+ private:
+  std::vector<std::string> columns_;
+  std::vector<std::vector<double>> rows_;
+};
+
+struct run_result {
+  cosim::run_outcome out;
+  table rows;
+};
+
+/// Runs the system file `text` (written to a fresh folder) with `sets`.
+void run_system(const std::string& text, run_result& r, const std::vector<std::string>& sets = {}) {
+  const cosim::test::temp_dir dir;
+  cosim::config::run_request req;
+  req.scenario = dir.file("system.toml", text);
+  req.sets = sets;
+  req.out_dir = dir / "out";
+  req.quiet = true;
+  req.also = &r.rows;
+  r.out = cosim::config::run_scenario(req, nullptr).outcome;
+}
+
+std::string one_fmu(const std::string& fmu, const std::string& params, const std::string& record) {
+  return "[subsystems.m]\nfmu = \"" + fmu_path(fmu) + "\"\n" +
+         (params.empty() ? "" : "parameters = { " + params + " }\n") + "\n[output]\nrecord = [" +
+         record + "]\n";
+}
+
+// Exact flight and impact times in the FMU: grid values equal the closed form to rounding
+// (an explicit Euler step of 0.01 s would be off by g h^2 / 2 = 5e-4 m).
+constexpr double ball_tol = 1e-12;
+
+void check_ball(const std::string& fmu, const cosim::test::ball_params& p,
+                const std::string& params) {
+  SCOPED_TRACE(fmu + " " + params);
+  run_result r;
+  run_system(one_fmu(fmu, params, "\"m.h\", \"m.v\", \"m.bounces\""), r);
+  ASSERT_EQ(r.out.status, cosim::run_status::completed) << r.out.message;
+  // Default experiment: 0 .. 3 s in steps of 0.01 s.
+  ASSERT_EQ(r.rows.rows(), 301u);
+  EXPECT_DOUBLE_EQ(r.rows.at(300, "t"), 3.0);
+  int bounces_seen = 0;
+  for (std::size_t i = 0; i < r.rows.rows(); ++i) {
+    const double t = r.rows.at(i, "t");
+    ASSERT_NEAR(t, 0.01 * static_cast<double>(i), 1e-12);
+    const cosim::test::ball_state want = cosim::test::ball_at(p, t);
+    ASSERT_NEAR(r.rows.at(i, "m.h"), want.h, ball_tol) << "t = " << t;
+    ASSERT_NEAR(r.rows.at(i, "m.v"), want.v, ball_tol) << "t = " << t;
+    ASSERT_EQ(r.rows.at(i, "m.bounces"), want.bounces) << "t = " << t;
+    bounces_seen = want.bounces;
+  }
+  // Every impact of the closed form happened (the last leaves the ball resting).
+  EXPECT_EQ(bounces_seen, static_cast<int>(cosim::test::ball_impacts(p, 3.0).size()));
+}
+
+TEST(FmuRun, BouncingBallFmi2MatchesTheClosedForm) {
+  check_ball("bouncing_ball_fmi2", {}, "");
+}
+
+TEST(FmuRun, BouncingBallFmi3InEventModeMatchesTheClosedForm) {
+  // hasEventMode and mightReturnEarlyFromDoStep: the importer uses event mode, the FMU stops
+  // at each impact and bounces only in fmi3UpdateDiscreteStates. An importer ignoring
+  // eventHandlingNeeded would let the ball fall through the floor at the first impact
+  // (FmuProtocol.Fmi3BallLosesTheBounceWhenEventHandlingNeededIsIgnored).
+  check_ball("bouncing_ball_fmi3", {}, "");
+}
+
+TEST(FmuRun, BouncingBallParametersFromTheSystemFile) {
+  cosim::test::ball_params p;
+  p.e = 0.5;
+  p.h0 = 2.0;
+  p.v0 = 1.0;
+  // Apex heights after bounce n: e^(2n) w1^2 / (2 g), w1^2 = v0^2 + 2 g h0.
+  EXPECT_NEAR(cosim::test::ball_apex(p, 1), 0.25 * (1.0 + 2.0 * 9.81 * 2.0) / (2.0 * 9.81), 1e-15);
+  for (const char* fmu : {"bouncing_ball_fmi2", "bouncing_ball_fmi3"})
+    check_ball(fmu, p, "e = 0.5, h0 = 2.0, v0 = 1.0");
+}
+
+void check_ode(const std::string& fmu, double k, double x0, const std::string& params) {
+  SCOPED_TRACE(fmu + " " + params);
+  run_result r;
+  run_system(one_fmu(fmu, params, "\"m.x\""), r);
+  ASSERT_EQ(r.out.status, cosim::run_status::completed) << r.out.message;
+  ASSERT_EQ(r.rows.rows(), 501u);  // 0 .. 5 s in steps of 0.01 s
+  for (std::size_t i = 0; i < r.rows.rows(); ++i) {
+    const double t = r.rows.at(i, "t");
+    // Exact per step: two roundings per step leave < 1e-12 relative after 500 steps.
+    ASSERT_NEAR(r.rows.at(i, "m.x") / (x0 * std::exp(-k * t)), 1.0, 1e-12) << "t = " << t;
+  }
+}
+
+TEST(FmuRun, LinearOdeMatchesItsClosedForm) {
+  for (const char* fmu : {"linear_ode_fmi2", "linear_ode_fmi3"}) {
+    check_ode(fmu, 1.0, 1.0, "");
+    check_ode(fmu, 0.5, 4.0, "k = 0.5, x0 = 4.0");
+  }
+}
+
+TEST(FmuRun, StairEndsTheRunAsCompletedWithTheReasonAndRowsUpToTEnd) {
+  for (const char* fmu : {"stair_fmi2", "stair_fmi3"}) {
+    SCOPED_TRACE(fmu);
+    run_result r;
+    run_system(one_fmu(fmu, "", "\"m.counter\", \"m.level\""), r);
+    // The FMU ended the simulation at T_end = 5.5 s (default experiment to 10 s): that is
+    // how this model completes, not a failure.
+    EXPECT_EQ(r.out.status, cosim::run_status::completed) << r.out.message;
+    EXPECT_NE(r.out.stop_reason, "end_time");
+    EXPECT_NE(r.out.stop_reason, "non_finite");
+    // The reason names the FMU that ended the run.
+    EXPECT_NE(r.out.message.find(fmu), std::string::npos) << r.out.message;
+    EXPECT_NEAR(r.out.stop_time_s, 5.5, 1e-9);
+    ASSERT_EQ(r.rows.rows(), 56u);  // t = 0, 0.1, ..., 5.5
+    EXPECT_NEAR(r.rows.at(55, "t"), 5.5, 1e-12);
+    for (std::size_t i = 0; i < r.rows.rows(); ++i) {
+      const double t = r.rows.at(i, "t");
+      ASSERT_EQ(r.rows.at(i, "m.counter"), std::floor(t + 1e-9)) << "t = " << t;
+      ASSERT_EQ(r.rows.at(i, "m.level"), std::floor(t + 1e-9)) << "t = " << t;
+    }
+  }
+}
+
+TEST(FmuRun, FeedthroughWithASourceOnItsInput) {
+  const cosim::test::temp_dir dir;
+  // u(t) = 3 t, linearly interpolated by the csv source: exact at every row.
+  const std::string csv = dir.file("u.csv", "t,u\n0,0\n1,3\n");
+  for (const char* fmu : {"feedthrough_fmi2", "feedthrough_fmi3"}) {
+    SCOPED_TRACE(fmu);
+    run_result r;
+    run_system(one_fmu(fmu, "gain = -1.5", "\"m.y\"") +
+                   "\n[[sources]]\nto = \"m.u\"\nsignal = \"csv:" + csv + ":u\"\n",
+               r);
+    ASSERT_EQ(r.out.status, cosim::run_status::completed) << r.out.message;
+    ASSERT_EQ(r.rows.rows(), 101u);  // 0 .. 1 s in steps of 0.01 s
+    for (std::size_t i = 0; i < r.rows.rows(); ++i) {
+      const double t = r.rows.at(i, "t");
+      // Direct feedthrough: y at t from u at the same t, no lag.
+      ASSERT_NEAR(r.rows.at(i, "m.y"), -1.5 * 3.0 * t, 1e-12) << "t = " << t;
+    }
+  }
+}
+
+// x = e^(-t) (linear_ode, FMI 2) -> a (feedthrough FMI 3, gain 2) -> b (feedthrough FMI 2,
+// gain -0.5): b.y = -x at the same time only if a and b are evaluated after the ODE at each
+// communication point; every hop evaluated before its input is fresh lags one macro step.
+std::string chain(const std::string& run) {
+  return "[run]\nduration = 1.0\nmacro_step = 0.01\n" + run + "\n[subsystems.ode]\nfmu = \"" +
+         fmu_path("linear_ode_fmi2") + "\"\n\n[subsystems.a]\nfmu = \"" +
+         fmu_path("feedthrough_fmi3") + "\"\n\n[subsystems.b]\nfmu = \"" +
+         fmu_path("feedthrough_fmi2") +
+         "\"\nparameters = { gain = -0.5 }\n\n"
+         "[[connections]]\nfrom = \"ode.x\"\nto = \"a.u\"\n\n"
+         "[[connections]]\nfrom = \"a.y\"\nto = \"b.u\"\n\n"
+         "[output]\nrecord = [\"a.y\", \"b.y\"]\n";
+}
+
+/// a.y(t_n) = 2 x(t_{n - lag_a}), b.y(t_n) = -x(t_{n - lag_b}) from row `from` on.
+void check_chain(const std::string& run, int lag_a, int lag_b) {
+  SCOPED_TRACE(run);
+  run_result r;
+  run_system(chain(run), r);
+  ASSERT_EQ(r.out.status, cosim::run_status::completed) << r.out.message;
+  ASSERT_EQ(r.rows.rows(), 101u);
+  const double h = 0.01;
+  for (std::size_t i = 2; i < r.rows.rows(); ++i) {
+    const double n = static_cast<double>(i);
+    ASSERT_NEAR(r.rows.at(i, "a.y"), 2.0 * std::exp(-(n - lag_a) * h), 1e-12) << "row " << i;
+    ASSERT_NEAR(r.rows.at(i, "b.y"), -std::exp(-(n - lag_b) * h), 1e-12) << "row " << i;
+  }
+}
+
+TEST(FmuRun, FeedthroughChainsShowTheEvaluationOrder) {
+  // Gauss-Seidel in data-flow order: no lag at all.
+  check_chain("scheme = \"gauss-seidel\"\norder = [\"ode\", \"a\", \"b\"]\n", 0, 0);
+  // Against the data flow: each hop sees its input of the previous communication point.
+  check_chain("scheme = \"gauss-seidel\"\norder = [\"b\", \"a\", \"ode\"]\n", 1, 2);
+  // Jacobi: every subsystem steps from the same exchange; ZOH makes each hop lag one step.
+  check_chain("scheme = \"jacobi\"\n", 1, 2);
+}
+
+TEST(FmuRun, AlgebraicLoopOfFeedthroughFmusIsRefused) {
+  std::string text = chain("");
+  const std::string from_ode = "from = \"ode.x\"";
+  text.replace(text.find(from_ode), from_ode.size(), "from = \"b.y\"");
+  run_result r;
+  try {
+    run_system(text, r);
+    ADD_FAILURE() << "an algebraic loop a.y -> b.u, b.y -> a.u was accepted";
+  } catch (const cosim::error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("algebraic loop"), std::string::npos) << m;
+    EXPECT_NE(m.find("a.y"), std::string::npos) << m;
+    EXPECT_NE(m.find("b.y"), std::string::npos) << m;
+  }
+}
+
+}  // namespace
