@@ -1,0 +1,361 @@
+// FMU import: archives are checked before anything is unpacked (zip-slip entries refused),
+// every bad FMU gets a message naming the file (and the variable), unpacked folders live
+// exactly as long as their last user, and system files reach FMUs through `fmu = "PATH"`.
+// Archives are written here with libzip; runnable FMUs are the test FMUs of tests/fmus.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <zip.h>
+
+#include <filesystem>
+#include <fstream>
+#include <list>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cosim/fmi/fmu_file.hpp"
+#include "cosim/fmi/fmu_subsystem.hpp"
+#include "cosim/rt_config/scenario.hpp"
+#include "cosim/rt_config/type_registry.hpp"
+#include "cosim/runtime/error.hpp"
+#include "temp_dir.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace config = cosim::config;
+using cosim::test::temp_dir;
+using namespace cosim::fmi;
+
+using entries = std::vector<std::pair<std::string, std::string>>;
+
+// Writes a zip with exactly these entry names (libzip stores names as given, so an entry
+// can be "../evil" as in a crafted archive).
+void write_zip(const std::string& path, const entries& files) {
+  int err = 0;
+  zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+  ASSERT_NE(z, nullptr) << err;
+  std::list<std::string> keep;  // buffers must live until zip_close
+  for (const auto& [name, data] : files) {
+    keep.push_back(data);
+    zip_source_t* src = zip_source_buffer(z, keep.back().data(), keep.back().size(), 0);
+    ASSERT_NE(src, nullptr);
+    ASSERT_GE(zip_file_add(z, name.c_str(), src, ZIP_FL_ENC_UTF_8), 0) << name;
+  }
+  ASSERT_EQ(zip_close(z), 0);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// An FMI 2.0 description with a Real input, output and parameter (range 0..10), an Integer
+// and a String parameter; `id` is its model identifier.
+std::string description(const std::string& id = "m") {
+  return R"(<?xml version="1.0" encoding="UTF-8"?>
+<fmiModelDescription fmiVersion="2.0" modelName="m" guid="{g}">
+  <CoSimulation modelIdentifier=")" +
+         id + R"("/>
+  <DefaultExperiment startTime="1" stopTime="4" stepSize="0.25"/>
+  <ModelVariables>
+    <ScalarVariable name="u" valueReference="1" causality="input"><Real start="0" unit="N"/></ScalarVariable>
+    <ScalarVariable name="y" valueReference="2" causality="output"><Real unit="m"/></ScalarVariable>
+    <ScalarVariable name="p" valueReference="3" causality="parameter" variability="fixed"><Real start="1" min="0" max="10" unit="kg"/></ScalarVariable>
+    <ScalarVariable name="n" valueReference="4" causality="parameter" variability="fixed"><Integer start="2"/></ScalarVariable>
+    <ScalarVariable name="label" valueReference="5" causality="parameter" variability="fixed"><String start="a"/></ScalarVariable>
+  </ModelVariables>
+  <ModelStructure><Outputs><Unknown index="2" dependencies=""/></Outputs></ModelStructure>
+</fmiModelDescription>
+)";
+}
+
+std::string error_of_read(const std::string& path) {
+  try {
+    (void)read_fmu(path);
+  } catch (const cosim::error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(FmuArchive, UnsafeEntryNames) {
+  // Absolute paths, drive letters and ".." components would leave the unpack folder.
+  for (const char* bad : {"../evil", "a/../../evil", "a/..", "/etc/passwd", "\\evil", "C:/evil",
+                          "a\\..\\..\\evil", ""})
+    EXPECT_NE(unsafe_entry_reason(bad), "") << bad;
+  for (const char* ok : {"modelDescription.xml", "binaries/linux64/m.so", "a..b/c", "..a",
+                         "resources/x../y", "documentation/"})
+    EXPECT_EQ(unsafe_entry_reason(ok), "") << ok;
+}
+
+TEST(FmuArchive, ZipSlipRefusedBeforeAnythingIsWritten) {
+  temp_dir dir;
+  fs::create_directories(dir / "a/b");
+  for (const std::string evil : {"../../escaped.txt", "/tmp/cosim_fmi_escaped_abs.txt"}) {
+    const std::string fmu = dir / "a/b/slip.fmu";
+    write_zip(fmu, {{"modelDescription.xml", description()},
+                    {"binaries/linux64/m.so", "x"},
+                    {evil, "gotcha"}});
+    const std::string e = error_of_read(fmu);
+    EXPECT_NE(e.find(fmu + ": refused: archive entry \"" + evil + "\""), std::string::npos) << e;
+    EXPECT_FALSE(fs::exists(dir / "escaped.txt"));
+    EXPECT_FALSE(fs::exists("/tmp/cosim_fmi_escaped_abs.txt"));
+  }
+}
+
+TEST(FmuArchive, BadFilesNameTheFmu) {
+  temp_dir dir;
+  // Missing file: an I/O error.
+  try {
+    (void)read_fmu(dir / "missing.fmu");
+    ADD_FAILURE();
+  } catch (const cosim::error& e) {
+    EXPECT_EQ(e.code(), cosim::errc::io);
+    EXPECT_NE(std::string(e.what()).find(dir / "missing.fmu" + ": no such FMU file"),
+              std::string::npos);
+  }
+  // Not a zip.
+  const std::string text = dir.file("text.fmu", "just text\n");
+  EXPECT_NE(error_of_read(text).find(text + ": not a readable FMU (zip archive)"),
+            std::string::npos);
+  // A zip without modelDescription.xml (one in a subfolder does not count).
+  const std::string nomd = dir / "nomd.fmu";
+  write_zip(nomd, {{"sub/modelDescription.xml", description()}});
+  EXPECT_NE(
+      error_of_read(nomd).find(nomd + ": not an FMU: the archive has no modelDescription.xml"),
+      std::string::npos);
+  // Bad XML: names the FMU, the file inside and the line.
+  const std::string badxml = dir / "badxml.fmu";
+  write_zip(badxml,
+            {{"modelDescription.xml", "<?xml version=\"1.0\"?>\n<fmiModelDescription>\n<x>"}});
+  const std::string e = error_of_read(badxml);
+  EXPECT_NE(e.find(badxml + ": modelDescription.xml:"), std::string::npos) << e;
+  EXPECT_NE(e.find("not well-formed XML"), std::string::npos) << e;
+}
+
+TEST(FmuArchive, MissingBinaryForThisPlatform) {
+  temp_dir dir;
+  const std::string fmu = dir / "win.fmu";
+  write_zip(fmu, {{"modelDescription.xml", description()}, {"binaries/win64/m.dll", "MZ"}});
+  const auto f = read_fmu(fmu);  // readable: cosim inspect shows it
+  try {
+    require_cosimulation(*f);
+    ADD_FAILURE();
+  } catch (const cosim::error& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  fmu + ": no binary for this platform: binaries/linux64/m.so is missing from "
+                        "the archive (binaries: binaries/win64/m.dll)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+std::string error_of_load(const std::string& path) {
+  try {
+    auto l = load_fmu(read_fmu(path));
+    fmu_subsystem s("s", l, {});
+  } catch (const cosim::error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(FmuArchive, BinaryThatIsNotAnFmu) {
+  temp_dir dir;
+  // Garbage where the shared library should be.
+  const std::string junk = dir / "junk.fmu";
+  write_zip(junk, {{"modelDescription.xml", description()}, {"binaries/linux64/m.so", "junk"}});
+  EXPECT_NE(error_of_load(junk).find(junk + ": cannot load its binary binaries/linux64/m.so"),
+            std::string::npos);
+  // A real shared library without the FMI functions: every missing one is listed.
+  Dl_info info{};
+  ASSERT_NE(dladdr(reinterpret_cast<void*>(&zip_open), &info), 0);
+  const std::string lib = dir / "lib.fmu";
+  write_zip(lib, {{"modelDescription.xml", description()},
+                  {"binaries/linux64/m.so", slurp(info.dli_fname)}});
+  const std::string e = error_of_load(lib);
+  EXPECT_NE(e.find(lib + ": its binary binaries/linux64/m.so does not export the FMI functions "
+                         "fmi2GetTypesPlatform, fmi2GetVersion, fmi2Instantiate"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("fmi2DoStep"), std::string::npos) << e;
+}
+
+config::scenario load(const temp_dir& dir, const std::string& toml) {
+  return config::load_scenario(dir.file("system.toml", toml), {});
+}
+
+std::string error_of_system(const temp_dir& dir, const std::string& toml, bool build = false) {
+  try {
+    const auto sc = load(dir, toml);
+    if (build) (void)config::build(sc);
+  } catch (const cosim::error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(FmuSystemFile, ParametersDefaultExperimentAndPrint) {
+  temp_dir dir;
+  fs::create_directories(dir / "models");
+  write_zip(dir / "models/m.fmu",
+            {{"modelDescription.xml", description()}, {"binaries/linux64/m.so", "x"}});
+  // Relative to the system file, which sits elsewhere than the working directory.
+  const config::scenario sc = load(dir, "[subsystems.plant]\nfmu = \"models/m.fmu\"\n");
+  ASSERT_EQ(sc.system.subsystems.size(), 1u);
+  const std::string abs = fs::path(dir / "models/m.fmu").lexically_normal().string();
+  EXPECT_EQ(sc.system.subsystems[0].type, "fmu:" + abs);
+  // DefaultExperiment startTime 1, stopTime 4, stepSize 0.25.
+  EXPECT_EQ(sc.run.duration, 3.0);
+  EXPECT_EQ(sc.run.macro_step, 0.25);
+  EXPECT_EQ(sc.subsystems.at("plant").step, 0.25);
+  // [run] wins over the default experiment; a step that does not divide H falls back to H.
+  const config::scenario sc2 = load(
+      dir, "[run]\nduration = 1.0\nmacro_step = 0.1\n[subsystems.plant]\nfmu = \"models/m.fmu\"\n");
+  EXPECT_EQ(sc2.run.duration, 1.0);
+  EXPECT_EQ(sc2.subsystems.at("plant").step, 0.1);
+
+  const config::subsystem_type* t = config::find_subsystem_type("fmu:" + abs);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t, config::fmu_subsystem_type(abs));  // cached per path
+  EXPECT_TRUE(t->unfed_inputs_keep_start);
+  ASSERT_EQ(t->parameters.size(), 3u);
+  EXPECT_EQ(t->parameters[0].name, "p");
+  EXPECT_EQ(t->parameters[0].kind, config::param_kind::real);
+  EXPECT_EQ(t->parameters[0].unit, "kg");
+  EXPECT_EQ(std::get<double>(t->parameters[0].def), 1.0);
+  EXPECT_EQ(t->parameters[0].min, 0.0);
+  EXPECT_EQ(t->parameters[0].max, 10.0);
+  EXPECT_EQ(t->parameters[1].kind, config::param_kind::integer);
+  EXPECT_EQ(std::get<std::int64_t>(t->parameters[1].def), 2);
+
+  const std::string printed = config::system_toml(sc);
+  EXPECT_NE(printed.find("[subsystems.plant]\nfmu = \"" + abs + "\"\n"), std::string::npos)
+      << printed;
+  EXPECT_EQ(printed.find("type = "), std::string::npos) << printed;
+}
+
+TEST(FmuSystemFile, BadFmusAndVariablesNameFileKeyAndVariable) {
+  temp_dir dir;
+  write_zip(dir / "m.fmu",
+            {{"modelDescription.xml", description()}, {"binaries/linux64/m.so", "x"}});
+  write_zip(dir / "win.fmu",
+            {{"modelDescription.xml", description()}, {"binaries/win64/m.dll", "x"}});
+  write_zip(dir / "slip.fmu", {{"modelDescription.xml", description()}, {"../x", "x"}});
+  const std::string sys = dir / "system.toml";
+  const std::string run = "[run]\nduration = 1.0\nmacro_step = 0.25\n";
+
+  std::string e = error_of_system(dir, run + "[subsystems.a]\nfmu = \"nope.fmu\"\n");
+  EXPECT_NE(e.find(sys + ":5:7: subsystems.a.fmu = \"nope.fmu\": " + dir / "nope.fmu" +
+                   ": no such FMU file"),
+            std::string::npos)
+      << e;
+  e = error_of_system(dir, run + "[subsystems.a]\nfmu = \"win.fmu\"\n");
+  EXPECT_NE(e.find("subsystems.a.fmu"), std::string::npos) << e;
+  EXPECT_NE(e.find("binaries/linux64/m.so is missing"), std::string::npos) << e;
+  e = error_of_system(dir, run + "[subsystems.a]\nfmu = \"slip.fmu\"\n");
+  EXPECT_NE(e.find(dir / "slip.fmu" + ": refused: archive entry \"../x\""), std::string::npos) << e;
+  e = error_of_system(dir, run + "[subsystems.a]\nfmu = \"m.fmu\"\ntype = \"oscillator.mass\"\n");
+  EXPECT_NE(e.find("needs exactly one of type"), std::string::npos) << e;
+
+  // A variable the FMU does not have: the parameters it has are listed.
+  e = error_of_system(
+      dir, run + "[subsystems.a]\nfmu = \"m.fmu\"\n[subsystems.a.parameters]\nq = 1.0\n");
+  EXPECT_NE(e.find("subsystems.a.parameters.q: type \"fmu:" + dir / "m.fmu" +
+                   "\" has no parameter \"q\" (parameters: p, n, label"),
+            std::string::npos)
+      << e;
+  // Wrong kind and out of the FMU's min/max.
+  e = error_of_system(
+      dir, run + "[subsystems.a]\nfmu = \"m.fmu\"\n[subsystems.a.parameters]\np = \"x\"\n");
+  EXPECT_NE(e.find("subsystems.a.parameters.p: expected number"), std::string::npos) << e;
+  e = error_of_system(
+      dir, run + "[subsystems.a]\nfmu = \"m.fmu\"\n[subsystems.a.parameters]\np = 11.0\n");
+  EXPECT_NE(
+      e.find("subsystems.a.parameters.p: value 11 is out of range: allowed from 0 to 10 [kg]"),
+      std::string::npos)
+      << e;
+  // A type the importer does not exchange: refused by name when set (not when left alone).
+  e = error_of_system(
+      dir, run + "[subsystems.a]\nfmu = \"m.fmu\"\n[subsystems.a.parameters]\nlabel = \"b\"\n",
+      true);
+  EXPECT_NE(e.find(dir / "m.fmu" + ": parameter \"label\" has type String, which cannot be set"),
+            std::string::npos)
+      << e;
+}
+
+#ifdef COSIM_TEST_FMU_DIR
+const std::string fmus = COSIM_TEST_FMU_DIR;
+
+std::vector<std::string> unpack_folders(const std::string& root) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(root))
+    if (e.path().filename().string().rfind("cosim-fmu-", 0) == 0) out.push_back(e.path());
+  return out;
+}
+
+TEST(FmuLoad, UnpackFolderUnderTmpdirLivesAsLongAsItsLastUser) {
+  temp_dir tmp;
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old != nullptr ? old : "";
+  setenv("TMPDIR", tmp.path().c_str(), 1);
+  {
+    const auto file = read_fmu(fmus + "/linear_ode_fmi2.fmu");
+    auto a = load_fmu(file);
+    auto b = load_fmu(file);
+    EXPECT_EQ(a.get(), b.get());  // one unpack per FMU while in use
+    const auto folders = unpack_folders(tmp.path());
+    ASSERT_EQ(folders.size(), 1u);
+    EXPECT_EQ(a->directory(), folders[0]);
+    EXPECT_TRUE(fs::exists(a->directory() + "/binaries/linux64/linear_ode_fmi2.so"));
+    EXPECT_EQ(a->resource_uri(), "file://" + a->directory() + "/resources/");
+    a.reset();
+    EXPECT_EQ(unpack_folders(tmp.path()).size(), 1u);  // b still uses it
+    b.reset();
+    EXPECT_TRUE(unpack_folders(tmp.path()).empty());
+  }
+  if (old != nullptr)
+    setenv("TMPDIR", saved.c_str(), 1);
+  else
+    unsetenv("TMPDIR");
+}
+
+TEST(FmuLoad, PortsUnitsFeedthroughAndUnknownPorts) {
+  temp_dir dir;
+  // feedthrough_fmi3: y = gain * u, Output y depends on u (ModelStructure).
+  auto ft = std::make_unique<fmu_subsystem>(
+      "ft", load_fmu(read_fmu(fmus + "/feedthrough_fmi3.fmu")), std::vector<parameter_value>{});
+  ASSERT_EQ(ft->input_count(), 1u);
+  EXPECT_EQ(ft->input(0).desc().name, "u");
+  ASSERT_EQ(ft->output_count(), 1u);
+  EXPECT_EQ(ft->output_desc(0).name, "y");
+  EXPECT_TRUE(ft->output_desc(0).feedthrough);
+  EXPECT_FALSE(ft->realtime_safe());
+  // linear_ode_fmi2: output x lists no dependency; der_x is a recordable local.
+  auto ode = std::make_unique<fmu_subsystem>(
+      "ode", load_fmu(read_fmu(fmus + "/linear_ode_fmi2.fmu")), std::vector<parameter_value>{});
+  EXPECT_FALSE(ode->output_desc(0).feedthrough);
+  ASSERT_EQ(ode->variables().size(), 2u);
+  EXPECT_EQ(ode->variables()[1].name, "der_x");
+  EXPECT_EQ(ode->variables()[1].unit, "1/s");
+
+  // Connections and records by NAME.VARIABLE: an unknown one lists what exists.
+  const std::string run = "[run]\nduration = 0.1\nmacro_step = 0.01\n";
+  const std::string sys = run + "[subsystems.ode]\nfmu = \"" + fmus +
+                          "/linear_ode_fmi2.fmu\"\n[subsystems.ft]\nfmu = \"" + fmus +
+                          "/feedthrough_fmi3.fmu\"\n";
+  std::string e =
+      error_of_system(dir, sys + "[[connections]]\nfrom = \"ode.nope\"\nto = \"ft.u\"\n", true);
+  EXPECT_NE(e.find("\"ode.nope\": subsystem 'ode' has no output 'nope' (outputs: x [])"),
+            std::string::npos)
+      << e;
+  e = error_of_system(dir, sys + "[output]\nrecord = [\"ft.nope\"]\n", true);
+  EXPECT_NE(e.find("ft.nope"), std::string::npos) << e;
+  // An input nothing feeds keeps its start value: the system builds.
+  EXPECT_EQ(error_of_system(dir, sys + "[output]\nrecord = [\"ode.x\", \"ft.y\"]\n", true), "");
+}
+#endif
+
+}  // namespace
