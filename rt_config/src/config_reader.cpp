@@ -91,6 +91,13 @@ config_reader config_reader::from_string(const std::string& text, const std::str
   return r;
 }
 
+config_reader config_reader::from_table(toml::table t, const std::string& name) {
+  config_reader r;
+  r.file_ = name;
+  r.root_ = std::move(t);
+  return r;
+}
+
 void config_reader::apply_overrides(const std::vector<std::string>& sets) {
   for (const std::string& kv : sets) {
     const auto eq = kv.find('=');

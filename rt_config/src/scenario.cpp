@@ -10,6 +10,7 @@
 #include "cosim/runtime/limits.hpp"
 #include "cosim/rt_config/type_registry.hpp"
 #include "cosim/runtime/scheme.hpp"
+#include "ssp_reader.hpp"
 #include "system_file.hpp"
 
 namespace cosim::config {
@@ -291,6 +292,10 @@ const model_entry* find_model(const std::string& name) {
 }
 
 scenario load_scenario(const std::string& path, const std::vector<std::string>& sets) {
+  if (is_ssp_path(path)) {
+    config_reader r = read_ssp(path, sets);  // SSP 1.0 (ssp_reader.hpp), sets applied
+    return read(r);
+  }
   config_reader r = config_reader::from_file(path);
   r.apply_overrides(sets);
   return read(r);

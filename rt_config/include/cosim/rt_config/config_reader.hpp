@@ -17,6 +17,9 @@ class config_reader {
   /// Parses `path`; throws cosim::error (config_syntax) with file:line:column on bad TOML.
   static config_reader from_file(const std::string& path);
   static config_reader from_string(const std::string& text, const std::string& name);
+  /// A document built in memory (an SSP's system, ssp_reader.cpp); messages name `name`,
+  /// without lines.
+  static config_reader from_table(toml::table t, const std::string& name);
 
   /// Applies "key.path=value" overrides. The value is parsed as a TOML value when it can
   /// be, otherwise taken as a string.
