@@ -144,6 +144,7 @@ std::string system_toml(const scenario& sc) {
     o << "ring_capacity = " << sc.rt.ring_capacity << "\n";
   if (!sc.rt.lock_memory) o << "lock_memory = false\n";
   if (sc.rt.timing_csv) o << "timing_csv = true\n";
+  if (sc.rt.trace) o << "trace = true\n";
 
   o << "\n[coupling]\nextrapolation = " << sc.coupling.extrapolation << "\n";
   if (!sc.coupling.order.empty()) {

@@ -15,6 +15,7 @@ void read_realtime(config_reader& r, scenario& sc) {
   }
   sc.rt.lock_memory = r.opt_bool("run.lock_memory").value_or(true);
   sc.rt.timing_csv = r.opt_bool("run.timing_csv").value_or(false);
+  sc.rt.trace = r.opt_bool("run.trace").value_or(false);
   for (const std::string& name : r.table_keys("threads")) {
     const std::string base = "threads." + name;
     if (sc.subsystems.count(name) == 0) {

@@ -84,7 +84,7 @@ results_folder::~results_folder() {
 
 void results_folder::start_run() {
   std::error_code ec;
-  for (const char* stale : {"summary.json", "timing.csv"}) {
+  for (const char* stale : {"summary.json", "timing.csv", "trace.json", "report.html"}) {
     fs::remove(dir_ / stale, ec);
     COSIM_INPUT_CHECK(!ec, errc::io,
                       "cannot remove " + (dir_ / stale).string() + ": " + ec.message());

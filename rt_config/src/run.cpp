@@ -151,6 +151,7 @@ run_report run_scenario(const run_request& req, const stop_source* stop) {
   } else {
     threaded_options opt = make_threaded_options(rep.sc, *built);
     if (rep.sc.rt.timing_csv) opt.timing_csv = folder.file("timing.csv").string();
+    if (rep.sc.rt.trace) opt.trace_json = folder.file("trace.json").string();
     rep.outcome = run_threaded(built->sys, built->plan, built->limits, sink, opt, &run_stop);
     // Through the runtime log, so --log-level / --quiet apply (summary.json keeps them).
     for (const auto& w : rep.outcome.warnings) spdlog::warn("{}", w);

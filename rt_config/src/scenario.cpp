@@ -364,6 +364,7 @@ std::vector<key_doc> documented_keys() {
       {"run.lock_memory", "mlockall before the threads start (default true)"},
       {"run.timing_csv",
        "true: write DIR/timing.csv with each thread's wake-up latency and step time per step"},
+      {"run.trace", "true: write DIR/trace.json, each thread's steps for ui.perfetto.dev"},
       {"threads.<subsystem>.cpu", "CPU to pin that subsystem's (or driver's) thread to; -1 = any"},
       {"threads.<subsystem>.priority", "SCHED_FIFO priority 1-99 (absent: normal scheduling)"},
       {"threads.<subsystem>.stack_size", "thread stack in bytes, >= 65536 (default 262144)"},

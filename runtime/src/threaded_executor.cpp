@@ -16,6 +16,7 @@
 #include "cosim/runtime/rt_thread.hpp"
 #include "cosim/runtime/spsc_ring.hpp"
 #include "run_accounting.hpp"
+#include "trace_writer.hpp"
 
 namespace cosim {
 
@@ -48,6 +49,7 @@ struct step_record {
   std::uint64_t step = 0;
   std::int64_t wake_latency_ns = 0;
   std::int64_t exec_ns = 0;
+  std::int64_t begin_ns = 0;  // CLOCK_MONOTONIC start of the step (trace)
   std::uint32_t ok = 0;
   std::uint32_t count = 0;
   std::uint32_t overrun = 0;  // realtime: this thread's step was an overrun
@@ -379,6 +381,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
         }
       }
       const std::int64_t exec0 = monotonic_now_ns();
+      rec.begin_ns = exec0;
       w.busy_since_ns.store(exec0, std::memory_order_relaxed);
       const time_point t1 = t + plan.macro_step;
       const bool ok = scheme::advance(sub, t, plan.macro_step);
@@ -531,6 +534,15 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
       std::fputs("step,t,subsystem,wakeup_latency_us,exec_us,overrun,skipped_periods\n", timing);
     }
   }
+  detail::trace_writer trace;
+  if (!opt.trace_json.empty()) {
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < n_sub; ++i) names.push_back(sys.at(i).name());
+    // Time 0: release of step 0 (realtime) or the start gate (threaded, no schedule).
+    const std::int64_t origin = opt.realtime ? shared.start_ns : shared.start_ns - 2'000'000;
+    if (!trace.open(opt.trace_json, names, origin))
+      out.warnings.push_back("cannot write trace " + opt.trace_json);
+  }
 
   // Realtime: records arrive once per period, so the recorder sleeps to the middle of the
   // next one instead of polling; polling every few microseconds kept the real-time CPUs
@@ -577,6 +589,8 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
                      sys.at(w->index).name().c_str(),
                      static_cast<double>(rec.wake_latency_ns) * 1e-3,
                      static_cast<double>(rec.exec_ns) * 1e-3, rec.overrun, rec.skipped);
+      trace.step(w->index, n, to_seconds(t + plan.macro_step), rec.begin_ns, rec.exec_ns,
+                 rec.wake_latency_ns, opt.realtime, rec.overrun != 0, rec.skipped);
     }
     if (!running) break;
     mon.close_step(plan.macro_step);
@@ -594,6 +608,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
   for (auto& th : threads) th.join();
   drain.stop();
   if (timing != nullptr) std::fclose(timing);
+  trace.close();
 
   if (stopped && run_stop.cause() == stop_cause::deadline) {
     const std::ptrdiff_t hung = shared.stop_hung.load();

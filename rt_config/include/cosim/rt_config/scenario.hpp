@@ -58,6 +58,7 @@ struct realtime_config {
   std::size_t ring_capacity = 16;
   bool lock_memory = true;
   bool timing_csv = false;  // write DIR/timing.csv
+  bool trace = false;       // write DIR/trace.json (trace-event JSON)
 };
 
 struct scenario {

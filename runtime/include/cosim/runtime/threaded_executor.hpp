@@ -48,6 +48,7 @@ struct threaded_options {
   std::size_t record_capacity = 4096;  // per-thread record ring slots (power of two)
   bool lock_memory = true;
   std::string timing_csv;  // per-step timing CSV path; empty = off
+  std::string trace_json;  // trace-event JSON path (Perfetto / chrome://tracing); empty = off
   /// Called on each subsystem thread when its step loop begins (after start-up) and when
   /// it ends: lets tests measure allocations and page faults of the real-time path.
   using thread_hook = void (*)(void* ctx, std::size_t subsystem, bool begin) noexcept;
