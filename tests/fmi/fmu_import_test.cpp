@@ -19,6 +19,7 @@
 #include "cosim/rt_config/scenario.hpp"
 #include "cosim/rt_config/type_registry.hpp"
 #include "cosim/runtime/error.hpp"
+#include "fmi_test_files.hpp"
 #include "temp_dir.hpp"
 
 namespace {
@@ -27,49 +28,9 @@ namespace fs = std::filesystem;
 namespace config = cosim::config;
 using cosim::test::temp_dir;
 using namespace cosim::fmi;
-
-using entries = std::vector<std::pair<std::string, std::string>>;
-
-// Writes a zip with exactly these entry names (libzip stores names as given, so an entry
-// can be "../evil" as in a crafted archive).
-void write_zip(const std::string& path, const entries& files) {
-  int err = 0;
-  zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
-  ASSERT_NE(z, nullptr) << err;
-  std::list<std::string> keep;  // buffers must live until zip_close
-  for (const auto& [name, data] : files) {
-    keep.push_back(data);
-    zip_source_t* src = zip_source_buffer(z, keep.back().data(), keep.back().size(), 0);
-    ASSERT_NE(src, nullptr);
-    ASSERT_GE(zip_file_add(z, name.c_str(), src, ZIP_FL_ENC_UTF_8), 0) << name;
-  }
-  ASSERT_EQ(zip_close(z), 0);
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// An FMI 2.0 description with a Real input, output and parameter (range 0..10), an Integer
-// and a String parameter; `id` is its model identifier.
-std::string description(const std::string& id = "m") {
-  return R"(<?xml version="1.0" encoding="UTF-8"?>
-<fmiModelDescription fmiVersion="2.0" modelName="m" guid="{g}">
-  <CoSimulation modelIdentifier=")" +
-         id + R"("/>
-  <DefaultExperiment startTime="1" stopTime="4" stepSize="0.25"/>
-  <ModelVariables>
-    <ScalarVariable name="u" valueReference="1" causality="input"><Real start="0" unit="N"/></ScalarVariable>
-    <ScalarVariable name="y" valueReference="2" causality="output"><Real unit="m"/></ScalarVariable>
-    <ScalarVariable name="p" valueReference="3" causality="parameter" variability="fixed"><Real start="1" min="0" max="10" unit="kg"/></ScalarVariable>
-    <ScalarVariable name="n" valueReference="4" causality="parameter" variability="fixed"><Integer start="2"/></ScalarVariable>
-    <ScalarVariable name="label" valueReference="5" causality="parameter" variability="fixed"><String start="a"/></ScalarVariable>
-  </ModelVariables>
-  <ModelStructure><Outputs><Unknown index="2" dependencies=""/></Outputs></ModelStructure>
-</fmiModelDescription>
-)";
-}
+using cosim::test::description;
+using cosim::test::slurp;
+using cosim::test::write_zip;
 
 std::string error_of_read(const std::string& path) {
   try {

@@ -1,0 +1,111 @@
+// `cosim inspect X.fmu` prints what the FMU declares (the hand-written description of
+// fmi_test_files.hpp, so every expected value is read off that XML) and exits 2 with the
+// FMU's path for a bad FMU; `cosim run` of a system with a bad FMU exits 2 and writes nothing.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fmi_test_files.hpp"
+#include "temp_dir.hpp"
+
+namespace {
+
+using cosim::test::temp_dir;
+namespace fs = std::filesystem;
+
+struct result {
+  int code = -1;
+  std::string out, err;
+};
+
+result cosim(const temp_dir& dir, const std::string& args) {
+  const std::string cmd = "cd '" + dir.path() + "' && '" + std::string(COSIM_EXE) + "' " + args +
+                          " >'" + (dir / ".stdout") + "' 2>'" + (dir / ".stderr") + "'";
+  const int status = std::system(cmd.c_str());
+  result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = cosim::test::slurp(dir / ".stdout");
+  r.err = cosim::test::slurp(dir / ".stderr");
+  return r;
+}
+
+// The whitespace-separated words of the line whose first word is `first`.
+std::vector<std::string> row(const std::string& text, const std::string& first) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream ls(line);
+    std::vector<std::string> words;
+    for (std::string w; ls >> w;) words.push_back(w);
+    if (!words.empty() && words[0] == first) return words;
+  }
+  return {};
+}
+
+TEST(CosimInspect, ShowsVersionCapabilitiesExperimentAndVariables) {
+  temp_dir dir;
+  cosim::test::write_zip(dir / "m.fmu", {{"modelDescription.xml", cosim::test::description()},
+                                         {"binaries/win64/m.dll", "MZ"}});
+  const result r = cosim(dir, "inspect m.fmu");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("FMI version:        2.0\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("model name:         m\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("guid:               {g}\n"), std::string::npos) << r.out;
+  // Readable without a binary for this platform, and says so.
+  EXPECT_NE(r.out.find("binaries/linux64/m.so (MISSING: cannot run here)"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(row(r.out, "canHandleVariableCommunicationStepSize"),
+            (std::vector<std::string>{"canHandleVariableCommunicationStepSize", "no"}));
+  EXPECT_NE(r.out.find("default experiment: startTime 1, stopTime 4, stepSize 0.25, tolerance -"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(row(r.out, "u"),
+            (std::vector<std::string>{"u", "input", "continuous", "Real", "N", "0"}));
+  EXPECT_EQ(row(r.out, "y"),
+            (std::vector<std::string>{"y", "output", "continuous", "Real", "m", "-"}));
+  EXPECT_EQ(row(r.out, "p"), (std::vector<std::string>{"p", "parameter", "fixed", "Real", "kg", "1",
+                                                       "range", "[0,", "10]"}));
+  EXPECT_EQ(row(r.out, "n"),
+            (std::vector<std::string>{"n", "parameter", "fixed", "Integer", "-", "2"}));
+  EXPECT_EQ(row(r.out, "label"),
+            (std::vector<std::string>{"label", "parameter", "fixed", "String", "-", "a", "not",
+                                      "exchanged", "by", "cosim"}));
+}
+
+TEST(CosimInspect, BadFmuExitsTwoNamingIt) {
+  temp_dir dir;
+  const std::string text = dir.file("text.fmu", "not a zip\n");
+  result r = cosim(dir, "inspect text.fmu");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("cosim inspect: " + text + ": not a readable FMU (zip archive)"),
+            std::string::npos)
+      << r.err;
+  r = cosim(dir, "inspect missing.fmu");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find(dir / "missing.fmu" + ": no such FMU file"), std::string::npos) << r.err;
+  cosim::test::write_zip(dir / "slip.fmu",
+                         {{"modelDescription.xml", cosim::test::description()}, {"../../x", "x"}});
+  r = cosim(dir, "inspect slip.fmu");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("refused: archive entry \"../../x\""), std::string::npos) << r.err;
+}
+
+TEST(CosimRunFmu, BadFmuExitsTwoAndWritesNothing) {
+  temp_dir dir;
+  cosim::test::write_zip(dir / "junk.fmu", {{"modelDescription.xml", cosim::test::description()},
+                                            {"binaries/linux64/m.so", "not a library"}});
+  (void)dir.file("system.toml",
+                 "[run]\nduration = 1.0\nmacro_step = 0.25\n[subsystems.a]\nfmu = \"junk.fmu\"\n");
+  const result r = cosim(dir, "run system.toml --out res");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find(dir / "junk.fmu" + ": cannot load its binary binaries/linux64/m.so"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir / "res"));
+}
+
+}  // namespace
