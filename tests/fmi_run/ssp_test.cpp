@@ -163,6 +163,28 @@ TEST_F(SspTest, DescriptionRunsLikeItsSystemFileByteForByte) {
   EXPECT_EQ(run(dir_ / "decay_gain.ssp"), by_hand);
 }
 
+TEST_F(SspTest, Fmi3ComponentsAndThreadedMode) {
+  // The same system of FMI 3.0 FMUs.
+  for (const char* f : {"linear_ode_fmi3", "feedthrough_fmi3"})
+    fs::copy_file(std::string(COSIM_BINARY_DIR "/tests/fmus/") + f + ".fmu",
+                  dir_ / ("resources/" + std::string(f) + ".fmu"));
+  auto fmi3 = [](std::string text) {
+    for (auto at = text.find("_fmi2.fmu"); at != std::string::npos; at = text.find("_fmi2.fmu"))
+      text.replace(at, 9, "_fmi3.fmu");
+    return text;
+  };
+  const std::string ssd = dir_.file("fmi3.ssd", fmi3(read_text(dir_ / "decay_gain.ssd")));
+  const std::string toml = dir_.file("fmi3.toml", fmi3(read_text(dir_ / "decay_gain.toml")));
+  const std::string by_hand = run(toml);
+  EXPECT_EQ(run(ssd), by_hand);
+  const std::vector<double> t = column(by_hand, "t"), x = column(by_hand, "ode.x");
+  ASSERT_EQ(t.size(), 51u);
+  EXPECT_NEAR(x.back(), 3.0 * std::exp(-2.0 * t.back()), 1e-13);
+  // Threaded, the description still runs like its system file (and like offline).
+  EXPECT_EQ(run(dir_ / "decay_gain.ssd", {"run.mode=threaded"}),
+            run(dir_ / "decay_gain.toml", {"run.mode=threaded"}));
+}
+
 TEST_F(SspTest, ReadsIntoTheSystemDescription) {
   const config::scenario sc = config::load_scenario(dir_ / "decay_gain.ssd");
   EXPECT_FALSE(sc.preset);
