@@ -46,10 +46,12 @@ command add_run_command(CLI::App& app) {
   auto req = std::make_shared<run_request>();
   auto* run = app.add_subcommand(
       "run",
-      "Run a scenario. Writes DIR/results.csv (one row per macro step or per output interval)\n"
-      "and DIR/summary.json (status, stop reason, timing, energy residuals, resolved config).\n"
-      "SIGINT/SIGTERM stop the run in order; results up to the stop are kept.");
-  run->add_option("scenario", req->scenario, "Scenario TOML file")
+      "Run a scenario: a [model] preset (rt_config/scenarios/), a system file ([subsystems.*],\n"
+      "[[connections]], ...; docs/systems.md, rt_config/systems/) or an SSP (.ssp/.ssd) of FMUs.\n"
+      "Writes DIR/results.csv (one row per macro step or per output interval) and\n"
+      "DIR/summary.json (status, stop reason, timing, energy residuals, resolved config).\n"
+      "SIGINT/SIGTERM/SIGHUP stop the run in order; results up to the stop are kept.");
+  run->add_option("scenario", req->scenario, "Scenario or system TOML file, or .ssp/.ssd")
       ->required()
       ->check(CLI::ExistingFile);
   run->add_option("--set", req->sets,
