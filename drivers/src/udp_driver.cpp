@@ -6,7 +6,6 @@
 
 #include "cosim/runtime/error.hpp"
 #include "cosim/runtime/json_writer.hpp"
-#include "cosim/runtime/system.hpp"
 
 namespace cosim::drivers {
 
@@ -41,11 +40,11 @@ udp_driver::udp_driver(driver_config cfg) : subsystem(cfg.name), cfg_(std::move(
 }
 
 udp_driver::~udp_driver() {
-  stop();
+  stop_io();
 }
 
-void udp_driver::start(stop_source* stop) {
-  stop_ = stop;
+void udp_driver::do_start(stop_source& stop) {
+  stop_ = &stop;
   if (io_) return;
   rt_thread_config tc;
   tc.name = "io-" + cfg_.name;
@@ -54,10 +53,17 @@ void udp_driver::start(stop_source* stop) {
   io_ = std::make_unique<rt_thread>(tc, [this] { backend_->run(*this); });
 }
 
-void udp_driver::stop() noexcept {
+void udp_driver::stop_io() noexcept {
   if (!io_) return;
   backend_->stop();
   io_.reset();  // joins
+}
+
+void udp_driver::do_stop(bool fail_safe) noexcept {
+  stop_io();
+  stop_ = nullptr;  // the run's source ends with the run
+  send_queued();    // a completed run's last values go out too
+  if (fail_safe) send_safe();
 }
 
 driver_stats udp_driver::stats() const {
@@ -67,6 +73,25 @@ driver_stats udp_driver::stats() const {
   s.backend = cfg_.backend;
   s.sent = sent_.load();
   return s;
+}
+
+void udp_driver::write_statistics(json_writer& j) const {
+  const driver_stats s = stats();
+  j.begin_object();
+  j.key("name").value(s.name);
+  j.key("direction").value(s.direction);
+  j.key("backend").value(s.backend);
+  j.key("received").value(static_cast<std::int64_t>(s.received));
+  j.key("sent").value(static_cast<std::int64_t>(s.sent));
+  j.key("lost").value(static_cast<std::int64_t>(s.lost));
+  j.key("duplicates").value(static_cast<std::int64_t>(s.duplicates));
+  j.key("out_of_order").value(static_cast<std::int64_t>(s.out_of_order));
+  j.key("malformed").value(static_cast<std::int64_t>(s.malformed));
+  j.key("wrong_channel_count").value(static_cast<std::int64_t>(s.wrong_channel_count));
+  j.key("rejected_source").value(static_cast<std::int64_t>(s.rejected_source));
+  j.key("clamped").value(static_cast<std::int64_t>(s.clamped));
+  j.key("stale_events").value(static_cast<std::int64_t>(s.stale_events));
+  j.end_object();
 }
 
 // ---------------------------------------------------------------------- udp_input_driver
@@ -182,11 +207,13 @@ void udp_input_driver::do_update_outputs(time_point /*t*/) noexcept {
   for (std::size_t i = 0; i < cfg_.channels.size(); ++i) set_output(i, current_.v[i]);
 }
 
-void udp_input_driver::set_default_initial(std::size_t channel, double value) noexcept {
-  if (channel >= cfg_.channels.size() || cfg_.channels[channel].initial_set) return;
+bool udp_input_driver::set_default_start(std::size_t channel, double value) noexcept {
+  if (channel >= cfg_.channels.size()) return false;
+  if (cfg_.channels[channel].initial_set) return true;  // the scenario's value stands
   cfg_.channels[channel].initial = value;
   current_.v[channel] = value;
   set_output(channel, value);
+  return true;
 }
 
 void udp_input_driver::on_wake() noexcept {
@@ -258,8 +285,11 @@ void udp_output_driver::on_wake() noexcept {
   while (ring_.try_pop(p)) send_values(p.v);
 }
 
+void udp_output_driver::send_queued() noexcept {
+  on_wake();
+}
+
 void udp_output_driver::send_safe() noexcept {
-  on_wake();  // whatever was queued before the stop goes first
   std::array<double, max_channels> v{};
   for (std::size_t i = 0; i < cfg_.channels.size(); ++i) v[i] = cfg_.channels[i].safe_value;
   for (int k = 0; k < cfg_.safe_repeats; ++k) send_values(v);
@@ -275,67 +305,6 @@ driver_stats udp_output_driver::stats() const {
 std::unique_ptr<udp_driver> make_driver(const driver_config& cfg) {
   if (cfg.direction == driver_direction::input) return std::make_unique<udp_input_driver>(cfg);
   return std::make_unique<udp_output_driver>(cfg);
-}
-
-std::vector<udp_driver*> find_drivers(system& sys) {
-  std::vector<udp_driver*> out;
-  for (std::size_t i = 0; i < sys.size(); ++i)
-    if (auto* d = dynamic_cast<udp_driver*>(&sys.at(i))) out.push_back(d);
-  return out;
-}
-
-// ------------------------------------------------------------------------------ session
-
-driver_session::driver_session(system& sys, stop_source& stop) : drivers_(find_drivers(sys)) {
-  try {
-    for (auto* d : drivers_) d->start(&stop);
-  } catch (...) {
-    shutdown(true);
-    throw;
-  }
-}
-
-driver_session::~driver_session() {
-  if (!finished_) shutdown(true);
-}
-
-void driver_session::shutdown(bool fail_safe) noexcept {
-  for (auto* d : drivers_) d->stop();
-  if (fail_safe)
-    for (auto* d : drivers_) d->send_safe();
-  finished_ = true;
-}
-
-void driver_session::finish(const run_outcome& out) noexcept {
-  if (!finished_) shutdown(out.status != run_status::completed);
-}
-
-std::vector<driver_stats> driver_session::stats() const {
-  std::vector<driver_stats> v;
-  for (auto* d : drivers_) v.push_back(d->stats());
-  return v;
-}
-
-void driver_session::write_json(json_writer& j) const {
-  j.key("drivers").begin_array();
-  for (const auto& s : stats()) {
-    j.begin_object();
-    j.key("name").value(s.name);
-    j.key("direction").value(s.direction);
-    j.key("backend").value(s.backend);
-    j.key("received").value(static_cast<std::int64_t>(s.received));
-    j.key("sent").value(static_cast<std::int64_t>(s.sent));
-    j.key("lost").value(static_cast<std::int64_t>(s.lost));
-    j.key("duplicates").value(static_cast<std::int64_t>(s.duplicates));
-    j.key("out_of_order").value(static_cast<std::int64_t>(s.out_of_order));
-    j.key("malformed").value(static_cast<std::int64_t>(s.malformed));
-    j.key("wrong_channel_count").value(static_cast<std::int64_t>(s.wrong_channel_count));
-    j.key("rejected_source").value(static_cast<std::int64_t>(s.rejected_source));
-    j.key("clamped").value(static_cast<std::int64_t>(s.clamped));
-    j.key("stale_events").value(static_cast<std::int64_t>(s.stale_events));
-    j.end_object();
-  }
-  j.end_array();
 }
 
 }  // namespace cosim::drivers

@@ -172,19 +172,19 @@ void connect_driver_channel(const scenario& sc, built_scenario& b, const std::st
                     errc::config_value, "\"driver:" + ref + "\" must be driver:NAME.CHANNEL");
   const std::string drv = ref.substr(0, dot);
   const std::string channel = ref.substr(dot + 1);
+  // The scenario says which subsystems are input drivers (their names are unique).
+  bool is_input = false;
+  for (const auto& d : sc.drivers)
+    is_input = is_input || (d.name == drv && d.direction == drivers::driver_direction::input);
+  COSIM_INPUT_CHECK(
+      is_input, errc::config_value,
+      "no input driver named '" + drv + "' ([drivers." + drv + "] with direction = \"input\")");
   add_drivers(sc, b);
-  std::size_t idx = subsystem::npos;
-  for (std::size_t i = 0; i < b.sys.size(); ++i)
-    if (b.sys.at(i).name() == drv) idx = i;
-  auto* in =
-      idx == subsystem::npos ? nullptr : dynamic_cast<drivers::udp_input_driver*>(&b.sys.at(idx));
-  COSIM_INPUT_CHECK(in != nullptr, errc::config_value,
-                    "no input driver named '" + drv + "' ([drivers." + drv +
-                        "] with direction = \"input\")");
-  const std::size_t ch = in->find_output(channel);
+  subsystem& in = b.sys.at(b.sys.index_of(drv));
+  const std::size_t ch = in.find_output(channel);
   COSIM_INPUT_CHECK(ch != subsystem::npos, errc::config_value,
                     "driver '" + drv + "' has no channel '" + channel + "'");
-  in->set_default_initial(ch, initial);
+  in.set_default_start(ch, initial);
   b.sys.connect(ref, target);
 }
 

@@ -4,7 +4,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "cosim/drivers/udp_driver.hpp"
 #include "cosim/rt_config/results_folder.hpp"
 #include "cosim/runtime/csv_writer.hpp"
 #include "cosim/runtime/error.hpp"
@@ -46,7 +45,7 @@ class starting_sink final : public row_sink {
 };
 
 std::string summary_json(const scenario& sc, const run_outcome& o, const std::string& results_csv,
-                         const drivers::driver_session* session = nullptr) {
+                         const system& sys) {
   json_writer j;
   j.begin_object();
   j.key("status").value(to_string(o.status));
@@ -107,7 +106,16 @@ std::string summary_json(const scenario& sc, const run_outcome& o, const std::st
     for (const auto& w : o.warnings) j.value(w);
     j.end_array();
   }
-  if (session != nullptr && !session->empty()) session->write_json(j);  // UDP driver counters
+  // Subsystems' run statistics (UDP drivers' packet counters).
+  bool statistics = false;
+  for (std::size_t i = 0; i < sys.size(); ++i)
+    statistics = statistics || sys.at(i).has_statistics();
+  if (statistics) {
+    j.key("drivers").begin_array();
+    for (std::size_t i = 0; i < sys.size(); ++i)
+      if (sys.at(i).has_statistics()) sys.at(i).write_statistics(j);
+    j.end_array();
+  }
   j.key("results").value(results_csv);
   j.key("config").raw(to_json(sc));
   j.end_object();
@@ -141,22 +149,18 @@ run_report run_scenario(const run_request& req, const stop_source* stop) {
 
   csv_writer writer(rep.results_csv);
   starting_sink sink(writer, folder, req.also);
-  // The run's stop source: the caller's (operator) stop reaches it, the drivers' stale-input
-  // stop is raised in it, and neither outlives the run.
-  stop_source run_stop(stop);
-  // UDP drivers: I/O threads run around the run.
-  drivers::driver_session session(built->sys, run_stop);
+  // Drivers are subsystems: the executor starts and stops them (fail-safe unless completed)
+  // and links its own stop source to the operator's.
   if (rep.sc.run.mode == run_mode::offline) {
-    rep.outcome = run_offline(built->sys, built->plan, built->limits, sink, &run_stop);
+    rep.outcome = run_offline(built->sys, built->plan, built->limits, sink, stop);
   } else {
     threaded_options opt = make_threaded_options(rep.sc, *built);
     if (rep.sc.rt.timing_csv) opt.timing_csv = folder.file("timing.csv").string();
     if (rep.sc.rt.trace) opt.trace_json = folder.file("trace.json").string();
-    rep.outcome = run_threaded(built->sys, built->plan, built->limits, sink, opt, &run_stop);
+    rep.outcome = run_threaded(built->sys, built->plan, built->limits, sink, opt, stop);
     // Through the runtime log, so --log-level / --quiet apply (summary.json keeps them).
     for (const auto& w : rep.outcome.warnings) spdlog::warn("{}", w);
   }
-  session.finish(rep.outcome);  // fail-safe output unless completed
   // A run whose results could not be stored (full disk, file size limit) is not a finished
   // run: no summary.json marks it; the message says where it stopped and why.
   COSIM_INPUT_CHECK(!writer.failed(), errc::io,
@@ -164,7 +168,7 @@ run_report run_scenario(const run_request& req, const stop_source* stop) {
                         "; the run stopped at t = " + format_double(rep.outcome.stop_time_s) +
                         " s; rows written before the failure are kept, no summary.json");
   folder.write_atomically("summary.json",
-                          summary_json(rep.sc, rep.outcome, rep.results_csv, &session));
+                          summary_json(rep.sc, rep.outcome, rep.results_csv, built->sys));
   return rep;
 }
 

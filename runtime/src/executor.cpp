@@ -9,6 +9,7 @@
 #include "cosim/runtime/error.hpp"
 #include "cosim/runtime/json_writer.hpp"
 #include "run_accounting.hpp"
+#include "run_hooks.hpp"
 
 namespace cosim {
 
@@ -96,6 +97,7 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
   acc.start(t, out);
 
   stop_source run_stop(stop);
+  detail::started_subsystems hooks(sys, run_stop);
   bool stopped = false;
   const duration H = plan.macro_step;
   for (std::int64_t n = 0; n < plan.macro_steps; ++n) {
@@ -125,6 +127,7 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
       break;
     }
   }
+  hooks.finish(!stopped);
   acc.finish(out);
   finish_outcome(out, plan, t, wall0, stopped ? &run_stop : nullptr);
   sink.end();

@@ -16,6 +16,7 @@
 #include "cosim/runtime/rt_thread.hpp"
 #include "cosim/runtime/spsc_ring.hpp"
 #include "run_accounting.hpp"
+#include "run_hooks.hpp"
 #include "trace_writer.hpp"
 
 namespace cosim {
@@ -328,6 +329,8 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
 
   stop_source run_stop(stop);
   shared_state shared(run_stop);
+  // Stopped after the threads are joined (declared before them), fail-safe on exceptions.
+  detail::started_subsystems hooks(sys, run_stop);
   const std::int64_t H_ns = plan.macro_step.count();
   const std::int64_t steps = plan.macro_steps;
   const time_point t0 = plan.start;
@@ -606,6 +609,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
   if (stopped) run_stop.raise(stop_cause::error);
   shared.request_stop(stop_cause::none);  // releases every waiting thread
   for (auto& th : threads) th.join();
+  hooks.finish(!stopped);
   drain.stop();
   if (timing != nullptr) std::fclose(timing);
   trace.close();

@@ -1,4 +1,4 @@
-// UDP drivers on loopback without an executor: hygiene counters, staleness, stop flag,
+// UDP drivers on loopback, mostly without an executor: hygiene counters, staleness, stop source,
 // output per update and fail-safe values. Ports: the drivers bind port 0 and report it.
 #include <arpa/inet.h>
 #include <poll.h>
@@ -17,6 +17,7 @@
 
 #include "cosim/drivers/udp_driver.hpp"
 #include "cosim/runtime/error.hpp"
+#include "cosim/runtime/executor.hpp"
 #include "cosim/runtime/json_writer.hpp"
 #include "cosim/runtime/system.hpp"
 #include "udp_test_support.hpp"
@@ -30,10 +31,8 @@ using namespace cosim::drivers::test;
 TEST(UdpInputDriver, DeliversNewestValueAndCountsHygiene) {
   test_socket peer, stranger;
   auto d = make_driver(input_config(peer));
-  auto* in = dynamic_cast<udp_input_driver*>(d.get());
-  ASSERT_NE(in, nullptr);
   cosim::stop_source stop;
-  d->start(&stop);
+  d->start(stop);
   const std::uint16_t port = d->local_port();
   ASSERT_NE(port, 0);
   const cosim::time_point t0{};
@@ -63,7 +62,7 @@ TEST(UdpInputDriver, DeliversNewestValueAndCountsHygiene) {
   d->update_outputs(t0);
   EXPECT_EQ(d->output(0), 1.0);
   EXPECT_FALSE(stop.stop_requested());
-  d->stop();
+  d->stop(false);
 }
 
 // PROTOCOL.md, "Receiving side", check 4: from an allowlisted peer (so only the count can
@@ -71,13 +70,9 @@ TEST(UdpInputDriver, DeliversNewestValueAndCountsHygiene) {
 // and neither is one with fewer; both count as wrong_channel_count in summary.json.
 TEST(UdpInputDriver, RejectsAnyOtherChannelCountFromAnAllowedPeer) {
   test_socket peer;
-  cosim::system sys;
-  sys.add(make_driver(input_config(peer)));  // one channel, kappa in [0, 1]
-  const std::vector<udp_driver*> found = find_drivers(sys);
-  ASSERT_EQ(found.size(), 1U);
-  udp_driver* d = found[0];
+  auto d = make_driver(input_config(peer));  // one channel, kappa in [0, 1]
   cosim::stop_source stop;
-  driver_session session(sys, stop);  // starts the I/O thread
+  d->start(stop);  // the I/O thread
   const std::uint16_t port = d->local_port();
   peer.send(message_type::command, 1, {0.9, 0.1}, port);  // one channel too many
   peer.send(message_type::command, 2, {}, port);          // none
@@ -95,9 +90,10 @@ TEST(UdpInputDriver, RejectsAnyOtherChannelCountFromAnAllowedPeer) {
   d->update_outputs(cosim::time_point{});
   EXPECT_EQ(d->output(0), 0.5);
   cosim::json_writer j;
-  j.begin_object();
-  session.write_json(j);
-  j.end_object();
+  j.begin_array();
+  ASSERT_TRUE(d->has_statistics());
+  d->write_statistics(j);
+  j.end_array();
   EXPECT_TRUE(std::regex_search(j.str(), std::regex("\"wrong_channel_count\":\\s*2\\b")))
       << j.str();
 }
@@ -106,7 +102,7 @@ TEST(UdpInputDriver, StaleHoldsThenStops) {
   test_socket peer;
   auto d = make_driver(input_config(peer));
   cosim::stop_source stop;
-  d->start(&stop);
+  d->start(stop);
   peer.send(message_type::command, 1, {0.75}, d->local_port());
   ASSERT_TRUE(eventually([&] { return d->stats().received == 1; }));
   d->update_outputs({});
@@ -121,9 +117,9 @@ TEST(UdpInputDriver, StaleHoldsThenStops) {
   EXPECT_TRUE(stop.stop_requested());
   EXPECT_EQ(stop.cause(), cosim::stop_cause::stale_input);
   EXPECT_STREQ(stop.who(), "joystick");  // the stop message names the driver
-  EXPECT_TRUE(d->stale_stop());
+  EXPECT_TRUE(d->stats().stale_stop);
   EXPECT_EQ(d->stats().stale_events, 1U);  // one event per fresh -> stale transition
-  d->stop();
+  d->stop(false);
 }
 
 // The start of the run is announced to the peer with a heartbeat, repeated at most every
@@ -136,7 +132,7 @@ TEST(UdpInputDriver, RepeatsTheStartHeartbeatUntilTheFirstDatagram) {
   c.startup_timeout = 10.0;
   auto d = make_driver(c);
   cosim::stop_source stop;
-  d->start(&stop);
+  d->start(stop);
   const std::uint16_t port = d->local_port();
   // 20 updates 5 ms apart: an announcement every 20 ms of the loop's wall time, not 20.
   const auto t0 = std::chrono::steady_clock::now();
@@ -162,7 +158,7 @@ TEST(UdpInputDriver, RepeatsTheStartHeartbeatUntilTheFirstDatagram) {
   }
   EXPECT_FALSE(peer.receive(m, 100)) << "heartbeat after the first datagram";
   EXPECT_EQ(d->output(0), 0.5);
-  d->stop();
+  d->stop(false);
 }
 
 // The same output sequence through both backends.
@@ -193,7 +189,7 @@ TEST_P(UdpOutputDriver, SendsEveryUpdateThenSafeValues) {
     throw;
   }
   cosim::stop_source stop;
-  d->start(&stop);
+  d->start(stop);
   d->input(0).set_initial({}, 0.5);
   for (int i = 0; i < 5; ++i)
     d->update_outputs(cosim::time_point{} + cosim::duration{i * 1'000'000});
@@ -204,8 +200,7 @@ TEST_P(UdpOutputDriver, SendsEveryUpdateThenSafeValues) {
     EXPECT_EQ(m.sequence, i);
     EXPECT_EQ(m.channels[0], 0.5);
   }
-  d->stop();
-  d->send_safe();
+  d->stop(true);  // fail-safe: the safe values follow the queued updates
   for (std::uint32_t i = 0; i < 3; ++i) {
     bench_message m{};
     ASSERT_TRUE(valve.receive(m));
@@ -219,6 +214,68 @@ TEST_P(UdpOutputDriver, SendsEveryUpdateThenSafeValues) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, UdpOutputDriver, ::testing::Values("asio", "io_uring"),
                          [](const auto& p) { return std::string(p.param); });
+
+// A signal y(t) = 0.5 for the output driver to send.
+class half final : public cosim::subsystem {
+ public:
+  half() : subsystem("src") {
+    add_output({"y", "1", cosim::port_role::signal});
+    set_step_size(cosim::to_duration(1e-3));
+  }
+
+ private:
+  bool do_step(cosim::time_point, cosim::duration) noexcept override { return true; }
+  void do_update_outputs(cosim::time_point) noexcept override { set_output(0, 0.5); }
+};
+
+class null_sink final : public cosim::row_sink {
+ public:
+  void begin(std::span<const std::string>) override {}
+  void write(std::span<const double>) noexcept override {}
+  void end() override {}
+};
+
+// Drivers are ordinary subsystems: the executor alone starts the I/O thread (no session
+// object) and ends it, sending the safe values only when the run did not complete.
+TEST(UdpDriverRun, TheExecutorRunsAnOutputDriverAndSendsSafeValuesOnlyOnAnEarlyStop) {
+  for (const bool early : {false, true}) {
+    test_socket valve;
+    driver_config c;
+    c.name = "valve";
+    c.direction = driver_direction::output;
+    c.bind = "127.0.0.1:0";
+    c.to = valve.name();
+    c.type = message_type::valve_command;
+    channel_config k;
+    k.name = "kappa";
+    k.safe_value = 0.125;
+    k.from = "src.y";
+    c.channels = {k};
+    c.safe_repeats = 3;
+    cosim::system sys;
+    sys.add(std::make_unique<half>());
+    auto drv = make_driver(c);
+    drv->set_step_size(cosim::to_duration(1e-3));  // one update per macro step
+    sys.add(std::move(drv));
+    sys.connect("src.y", "valve.kappa");
+    cosim::run_plan plan;
+    plan.macro_step = cosim::to_duration(1e-3);
+    plan.macro_steps = 4;
+    plan.order = {0, 1};
+    cosim::stop_source op;
+    if (early) op.raise(cosim::stop_cause::operator_signal);  // stops before the first step
+    null_sink sink;
+    const cosim::run_outcome o = cosim::run_offline(sys, plan, {}, sink, &op);
+    EXPECT_EQ(o.status, early ? cosim::run_status::safety_stop : cosim::run_status::completed);
+    // The start-up exchange at t0, one command per macro step taken, then the safe values.
+    std::vector<double> got;
+    bench_message m{};
+    while (valve.receive(m, 300)) got.push_back(m.channels[0]);
+    const std::vector<double> want =
+        early ? std::vector<double>{0.5, 0.125, 0.125, 0.125} : std::vector<double>(5, 0.5);
+    EXPECT_EQ(got, want) << (early ? "stopped early" : "completed");
+  }
+}
 
 TEST(UdpDriverConfig, RefusesBadInputNamingTheKey) {
   test_socket peer;

@@ -348,7 +348,7 @@ driver_stats run_script(const std::string& backend, double& last_output) {
   c.stop_after = 10.0;
   auto d = make_driver(c);
   cosim::stop_source stop;
-  d->start(&stop);
+  d->start(stop);
   const std::uint16_t port = d->local_port();
   // First update before any input: the start-of-run heartbeat (wake -> on_wake -> send_to).
   // Waited for, as a stop racing a wake may skip it with either backend.
@@ -374,7 +374,7 @@ driver_stats run_script(const std::string& backend, double& last_output) {
   d->update_outputs(cosim::time_point{});
   last_output = d->output(0);
   EXPECT_FALSE(stop.stop_requested());
-  d->stop();
+  d->stop(false);
   return d->stats();
 }
 
@@ -412,7 +412,7 @@ TEST(UringInputDriver, AnnouncesTheRunToItsPeers) {
   test_socket peer;
   auto d = make_driver(input_config(peer, "io_uring"));
   cosim::stop_source stop;
-  d->start(&stop);
+  d->start(stop);
   d->update_outputs(cosim::time_point{});
   std::array<std::byte, 2048> buf{};
   const long n = peer.receive_raw(buf);
@@ -422,7 +422,7 @@ TEST(UringInputDriver, AnnouncesTheRunToItsPeers) {
             decode_status::ok);
   EXPECT_EQ(m.type, message_type::heartbeat);
   EXPECT_TRUE(eventually([&] { return d->stats().sent == 1; }));
-  d->stop();
+  d->stop(false);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "cosim/runtime/rt_log.hpp"
 #include "cosim/runtime/rt_thread.hpp"
 #include "cosim/runtime/spsc_ring.hpp"
+#include "cosim/runtime/stop_source.hpp"
 
 namespace cosim {
 namespace {
@@ -105,6 +106,29 @@ TEST(RtPathAllocations, SpscRingOperationsAllocateNothing) {
   EXPECT_EQ(n, 0u);
   EXPECT_GT(ok, 0u);
   EXPECT_GT(ring.drops(), 0u) << "the full-ring path was exercised";
+}
+
+TEST(RtPathAllocations, StopSourceRaiseAndQueriesAllocateNothing) {
+  // A driver raises stale_input on its real-time thread; the executor polls every step.
+  stop_source op;
+  stop_source run(&op);
+  const char* who = "joystick";
+  const test::alloc_window window;
+  int seen = 0;
+  for (int i = 0; i < 100; ++i) seen += run.stop_requested() ? 1 : 0;
+  const bool won = run.raise(stop_cause::stale_input, 0, who);
+  const bool lost = run.raise(stop_cause::deadline);
+  op.raise(stop_cause::operator_signal, 2);
+  seen += run.stop_requested() ? 1 : 0;
+  const stop_cause c = run.cause();
+  const char* w = run.who();
+  const std::uint64_t n = window.allocations();
+  EXPECT_EQ(n, 0u);
+  EXPECT_EQ(seen, 1);
+  EXPECT_TRUE(won);
+  EXPECT_FALSE(lost);
+  EXPECT_EQ(c, stop_cause::stale_input);
+  EXPECT_EQ(w, who);
 }
 
 TEST(RtPathAllocations, LatestValueWriteAndReadAllocateNothing) {

@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -485,6 +486,127 @@ TEST(ThreadedExecutor, EnergyLimitTripsTheSameStepAsOffline) {
   EXPECT_EQ(ob.stop_reason, "energy_residual");
   EXPECT_EQ(oa.macro_steps, ob.macro_steps);
   EXPECT_TRUE(same_bytes(a2, b));
+}
+
+// Records its run hooks: a stand-in for a subsystem that talks to the outside world. It
+// raises stale_input at step `stale_at` from the source start() gave it, as a UDP input
+// driver does, and its start() can fail.
+class hooked final : public subsystem {
+ public:
+  struct log {
+    std::vector<std::string> events;  // executor thread only
+    std::atomic<std::int64_t> steps{0};
+  };
+  hooked(std::string name, log& l, std::int64_t stale_at = -1, bool fail_start = false)
+      : subsystem(std::move(name)), log_(l), stale_at_(stale_at), fail_start_(fail_start) {
+    add_output({"y", "1", port_role::signal});
+    set_step_size(to_duration(1e-3));
+  }
+
+ private:
+  void do_initialize(time_point) override { log_.events.push_back(name() + ":initialize"); }
+  void do_start(stop_source& stop) override {
+    if (fail_start_) throw cosim::error(errc::io, name() + ": cannot start");
+    log_.events.push_back(name() + ":start after " + std::to_string(log_.steps.load()) + " steps");
+    stop_ = &stop;
+  }
+  void do_stop(bool fail_safe) noexcept override {
+    log_.events.push_back(name() + (fail_safe ? ":stop fail-safe" : ":stop"));
+    stop_ = nullptr;
+  }
+  bool do_step(time_point, duration) noexcept override {
+    if (log_.steps.fetch_add(1) + 1 == stale_at_ && stop_ != nullptr)
+      stop_->raise(stop_cause::stale_input, 0, name().c_str());
+    return true;
+  }
+  void do_update_outputs(time_point t) noexcept override { set_output(0, to_seconds(t)); }
+  log& log_;
+  std::int64_t stale_at_;
+  bool fail_start_;
+  stop_source* stop_ = nullptr;
+};
+
+struct hooked_model {
+  cosim::system sys;
+  run_plan plan;
+  hooked::log a_log, b_log;
+  hooked_model(std::int64_t stale_at, bool fail_start_b) {
+    sys.add(std::make_unique<hooked>("a", a_log, stale_at));
+    sys.add(std::make_unique<hooked>("b", b_log, -1, fail_start_b));
+    sys.add_probe("y", "a.y");
+    plan.macro_step = to_duration(1e-3);
+    plan.macro_steps = 50;
+    plan.order = {0, 1};
+  }
+};
+
+run_outcome run_in(const std::string& mode, hooked_model& m) {
+  memory_sink sink;
+  if (mode == "offline") return run_offline(m.sys, m.plan, {}, sink);
+  threaded_options opt;
+  opt.realtime = mode == "realtime";
+  opt.lock_memory = false;
+  opt.watchdog.max_overruns = 1'000'000;
+  return run_threaded(m.sys, m.plan, {}, sink, opt);
+}
+
+using events = std::vector<std::string>;
+
+TEST(RunHooks, EveryExecutorStartsAfterInitialisationAndStopsAtTheEnd) {
+  for (const std::string mode : {"offline", "threaded", "realtime"}) {
+    hooked_model m(-1, false);
+    const run_outcome o = run_in(mode, m);
+    EXPECT_EQ(o.status, run_status::completed) << mode;
+    EXPECT_EQ(m.a_log.events, (events{"a:initialize", "a:start after 0 steps", "a:stop"})) << mode;
+    EXPECT_EQ(m.b_log.events, (events{"b:initialize", "b:start after 0 steps", "b:stop"})) << mode;
+  }
+}
+
+TEST(RunHooks, ASubsystemRaisingTheStopEndsTheRunFailSafeWithItsCause) {
+  for (const std::string mode : {"offline", "threaded", "realtime"}) {
+    hooked_model m(10, false);  // a's 10th step raises stale_input
+    const run_outcome o = run_in(mode, m);
+    EXPECT_EQ(o.status, run_status::safety_stop) << mode;
+    EXPECT_EQ(o.stop_reason, "stale_input") << mode;
+    EXPECT_EQ(o.message, "no fresh input from driver 'a' within its stop_after") << mode;
+    // Offline stops before step 11. The threads of these unconnected subsystems run ahead
+    // of the recorder, which stops once it sees the cause, at the latest after step 10.
+    if (mode == "offline") {
+      EXPECT_EQ(o.macro_steps, 10);
+    }
+    EXPECT_LE(o.macro_steps, 10) << mode;
+    EXPECT_EQ(m.a_log.events.back(), "a:stop fail-safe") << mode;
+    EXPECT_EQ(m.b_log.events.back(), "b:stop fail-safe") << mode;
+  }
+}
+
+TEST(RunHooks, RaisingTheStopOnARealTimeThreadAllocatesNothing) {
+  for (const bool realtime : {false, true}) {
+    hooked_model m(10, false);
+    rt_path_probe probe;
+    memory_sink sink;
+    threaded_options opt;
+    opt.realtime = realtime;
+    opt.lock_memory = false;
+    opt.watchdog.max_overruns = 1'000'000;
+    opt.hook = &rt_path_probe::hook;
+    opt.hook_ctx = &probe;
+    const run_outcome o = run_threaded(m.sys, m.plan, {}, sink, opt);
+    EXPECT_EQ(o.stop_reason, "stale_input");
+    for (std::size_t s = 0; s < 2; ++s)
+      EXPECT_EQ(probe.alloc_end[s] - probe.alloc_begin[s], 0U) << "subsystem " << s;
+  }
+}
+
+TEST(RunHooks, AStartThatFailsStopsTheStartedOnesFailSafeAndThrows) {
+  for (const std::string mode : {"offline", "threaded", "realtime"}) {
+    hooked_model m(-1, true);  // b cannot start
+    EXPECT_THROW(run_in(mode, m), cosim::error) << mode;
+    EXPECT_EQ(m.a_log.events, (events{"a:initialize", "a:start after 0 steps", "a:stop fail-safe"}))
+        << mode;
+    EXPECT_EQ(m.b_log.events, (events{"b:initialize"})) << mode;  // never started, never stopped
+    EXPECT_EQ(m.a_log.steps.load(), 0) << mode;
+  }
 }
 
 TEST(ThreadedExecutor, RejectsImpossiblePlacementBeforeAnyThreadStarts) {

@@ -9,10 +9,11 @@
 //    for stop_after: the run's stop_source is raised (stop reason stale_input).
 //  - udp_output_driver: its inputs are sent once per macro step. update_outputs pushes the
 //    channel values into an SPSC ring and wakes the I/O thread, which encodes and sends them.
-//    send_safe() sends every channel's safe_value safe_repeats times.
+//    A fail-safe stop sends every channel's safe_value safe_repeats times.
 //
-// driver_session starts every driver found in a system around a run and produces the
-// per-driver statistics and the fail-safe behaviour.
+// Drivers are ordinary subsystems: every executor starts their I/O thread through
+// subsystem::start() and ends it through subsystem::stop(fail_safe); their counters reach
+// summary.json through subsystem::write_statistics().
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -23,16 +24,11 @@
 #include "cosim/drivers/driver_config.hpp"
 #include "cosim/drivers/sequence_tracker.hpp"
 #include "cosim/drivers/udp_backend.hpp"
-#include "cosim/runtime/executor.hpp"
 #include "cosim/runtime/latest_value.hpp"
 #include "cosim/runtime/rt_thread.hpp"
 #include "cosim/runtime/spsc_ring.hpp"
 #include "cosim/runtime/stop_source.hpp"
 #include "cosim/runtime/subsystem.hpp"
-
-namespace cosim {
-class json_writer;
-}
 
 namespace cosim::drivers {
 
@@ -74,19 +70,19 @@ class udp_driver : public subsystem, protected datagram_handler {
   [[nodiscard]] const driver_config& config() const noexcept { return cfg_; }
   [[nodiscard]] std::uint16_t local_port() const noexcept { return backend_->local_port(); }
 
-  /// Starts the I/O thread. An input driver raises `stop` (stale_input) on stale input.
-  void start(stop_source* stop);
-  /// Stops and joins the I/O thread (idempotent).
-  void stop() noexcept;
-  /// Output drivers: the fail-safe values, safe_repeats times (after stop()).
-  virtual void send_safe() noexcept {}
   [[nodiscard]] virtual driver_stats stats() const;
-  [[nodiscard]] virtual bool stale_stop() const noexcept { return false; }
+  /// One object of summary.json's "drivers" array.
+  [[nodiscard]] bool has_statistics() const noexcept override { return true; }
+  void write_statistics(json_writer& j) const override;
 
  protected:
   void on_datagram(std::span<const std::byte>, const sockaddr_in&, std::int64_t) noexcept override {
   }
   void on_wake() noexcept override {}
+  /// Output drivers, on the stopping thread once the I/O thread is gone: what is still
+  /// queued (the last macro steps' values), then the fail-safe values safe_repeats times.
+  virtual void send_queued() noexcept {}
+  virtual void send_safe() noexcept {}
 
   driver_config cfg_;
   std::unique_ptr<udp_backend> backend_;
@@ -94,6 +90,13 @@ class udp_driver : public subsystem, protected datagram_handler {
   std::atomic<std::uint64_t> sent_{0};
 
  private:
+  /// Starts the I/O thread. An input driver raises `stop` (stale_input) on stale input.
+  void do_start(stop_source& stop) override;
+  /// Stops and joins the I/O thread, sends what is queued, then the safe values when
+  /// fail_safe.
+  void do_stop(bool fail_safe) noexcept override;
+  void stop_io() noexcept;
+
   std::unique_ptr<rt_thread> io_;
 };
 
@@ -101,9 +104,8 @@ class udp_input_driver final : public udp_driver {
  public:
   explicit udp_input_driver(driver_config cfg);
   driver_stats stats() const override;
-  bool stale_stop() const noexcept override { return stale_stop_.load(std::memory_order_relaxed); }
   /// Value of a channel before the first packet unless the scenario set `initial`.
-  void set_default_initial(std::size_t channel, double value) noexcept;
+  bool set_default_start(std::size_t channel, double value) noexcept override;
 
  private:
   using values = input_values;
@@ -139,10 +141,11 @@ class udp_input_driver final : public udp_driver {
 class udp_output_driver final : public udp_driver {
  public:
   explicit udp_output_driver(driver_config cfg);
-  void send_safe() noexcept override;
   driver_stats stats() const override;
 
  private:
+  void send_queued() noexcept override;
+  void send_safe() noexcept override;
   using packet = output_values;
   bool do_step(time_point, duration) noexcept override { return true; }
   void do_update_outputs(time_point t) noexcept override;
@@ -158,32 +161,5 @@ class udp_output_driver final : public udp_driver {
 /// Creates the driver subsystem for cfg (binds its socket). Throws cosim::error naming
 /// drivers.<name>.<key> on a bad address, a port in use or an unavailable backend.
 std::unique_ptr<udp_driver> make_driver(const driver_config& cfg);
-
-/// Every udp_driver in sys.
-std::vector<udp_driver*> find_drivers(system& sys);
-
-/// Starts the drivers of a system for one run; input drivers raise `stop` (the run's
-/// source, passed to the executor too) on stale input. finish() stops the I/O threads and
-/// sends fail-safe values unless the run completed. The destructor does the same
-/// (fail-safe) if finish() was not called, e.g. on an exception.
-class driver_session {
- public:
-  driver_session(system& sys, stop_source& stop);
-  driver_session(const driver_session&) = delete;
-  driver_session& operator=(const driver_session&) = delete;
-  ~driver_session();
-
-  [[nodiscard]] bool empty() const noexcept { return drivers_.empty(); }
-  void finish(const run_outcome& out) noexcept;
-  [[nodiscard]] std::vector<driver_stats> stats() const;
-  /// "drivers": [...] for summary.json.
-  void write_json(json_writer& j) const;
-
- private:
-  void shutdown(bool fail_safe) noexcept;
-
-  std::vector<udp_driver*> drivers_;
-  bool finished_ = false;
-};
 
 }  // namespace cosim::drivers

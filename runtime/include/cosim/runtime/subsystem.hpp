@@ -2,7 +2,8 @@
 // A co-simulation unit with its own solver and step size.
 //
 // Call order: construct (describes ports and variables) → initialize(t0) →
-// update_outputs(t0) → repeat { step(t, h) k times; update_outputs(t + H) }.
+// update_outputs(t0) → start(stop) → repeat { step(t, h) k times; update_outputs(t + H) }
+// → stop(fail_safe).
 //
 // step() advances the internal state by one internal step h, reading inputs through
 // in(i, t), which applies the port's extrapolation. update_outputs(t) evaluates the
@@ -17,9 +18,12 @@
 
 #include "cosim/runtime/multirate.hpp"
 #include "cosim/runtime/port.hpp"
+#include "cosim/runtime/stop_source.hpp"
 #include "cosim/runtime/time.hpp"
 
 namespace cosim {
+
+class json_writer;
 
 /// A named internal quantity that can be recorded (state, derived value).
 struct variable_desc {
@@ -74,6 +78,25 @@ class subsystem {
   bool steps(time_point t, duration h, std::int64_t k) noexcept { return do_steps(t, h, k); }
   void update_outputs(time_point t) noexcept { do_update_outputs(t); }
 
+  /// Run hooks, called by every executor on its calling thread (never a real-time one).
+  /// start(): after initialisation and the start-up exchange, before the first step; a
+  /// subsystem that talks to the outside world (a UDP driver) starts its I/O here and may
+  /// raise `stop` from then until stop() (e.g. stale input). May throw: the run then does
+  /// not start. stop(): on every exit path of a run whose start() was called; fail_safe is
+  /// true unless the run completed (then e.g. safe values go out). Defaults do nothing.
+  void start(stop_source& stop) { do_start(stop); }
+  void stop(bool fail_safe) noexcept { do_stop(fail_safe); }
+
+  /// Value output o has before the subsystem produces one (a driver channel before its
+  /// first packet), unless the subsystem's own configuration fixed it. False (the default)
+  /// if this subsystem has no such start values.
+  virtual bool set_default_start(std::size_t /*o*/, double /*value*/) noexcept { return false; }
+
+  /// Statistics of the run for summary.json (a UDP driver's packet counters), written by
+  /// write_statistics() as one JSON object. Subsystems without any (the default) say false.
+  [[nodiscard]] virtual bool has_statistics() const noexcept { return false; }
+  virtual void write_statistics(json_writer& /*j*/) const {}
+
  protected:
   std::size_t add_input(port_desc desc);
   std::size_t add_output(port_desc desc);
@@ -92,6 +115,8 @@ class subsystem {
 
  private:
   virtual void do_initialize(time_point /*t0*/) {}
+  virtual void do_start(stop_source& /*stop*/) {}
+  virtual void do_stop(bool /*fail_safe*/) noexcept {}
   virtual bool do_step(time_point t, duration h) noexcept = 0;
   virtual void do_update_outputs(time_point t) noexcept = 0;
 
