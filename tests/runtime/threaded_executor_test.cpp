@@ -170,11 +170,11 @@ TEST(ThreadedExecutor, ByteIdenticalToOfflineForEverySchemeAndRate) {
 // time, h not dividing H or larger than H). Offline delivers through scheme::deliver; the
 // threaded and realtime executors must deliver the same values with the same stamps.
 struct multirate_case {
-  const char* what;
+  const char* what = "";
+  double h_mass = 0.0;
+  double h_spring = 0.0;
   multirate_options mass;
-  double h_mass;
   multirate_options spring;
-  double h_spring;
 };
 
 std::unique_ptr<model> make_multirate_model(const multirate_case& c, scheme_kind sk, int order) {
@@ -190,16 +190,16 @@ std::unique_ptr<model> make_multirate_model(const multirate_case& c, scheme_kind
 }
 
 const multirate_case multirate_cases[] = {
-    {"mass smoothing", {true, false}, 2e-4, {}, 1e-3},
-    {"mass non-matching h = 0.3 ms", {false, true}, 3e-4, {}, 1e-3},
-    {"mass smoothing + non-matching h = 0.3 ms", {true, true}, 3e-4, {}, 5e-4},
-    {"spring non-matching h = 1.5 ms > H", {}, 2e-4, {false, true}, 1.5e-3},
-    {"spring smoothing h = 0.25 ms", {}, 5e-4, {true, false}, 2.5e-4},
+    {"mass smoothing", 2e-4, 1e-3, {true, false}, {}},
+    {"mass non-matching h = 0.3 ms", 3e-4, 1e-3, {false, true}, {}},
+    {"mass smoothing + non-matching h = 0.3 ms", 3e-4, 5e-4, {true, true}, {}},
+    {"spring non-matching h = 1.5 ms > H", 2e-4, 1.5e-3, {}, {false, true}},
+    {"spring smoothing h = 0.25 ms", 5e-4, 2.5e-4, {}, {true, false}},
     {"mass non-matching, spring smoothing + non-matching",
-     {false, true},
      7e-4,
-     {true, true},
-     1.3e-3},
+     1.3e-3,
+     {false, true},
+     {true, true}},
 };
 
 TEST(ThreadedExecutor, ByteIdenticalToOfflineWithSmoothingAndNonMatchingGrids) {
