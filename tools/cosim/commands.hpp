@@ -34,6 +34,8 @@ command add_sweep_command(CLI::App& app);
 command add_doctor_command(CLI::App& app);  // doctor_command.cpp (doctor.hpp)
 command add_types_command(CLI::App& app);   // types_command.cpp (type_registry.hpp)
 command add_inspect_command(CLI::App& app);  // inspect_command.cpp (an FMU's declarations)
+// report_command.cpp (report.hpp)
+command add_report_command(CLI::App& app);
 
 /// Text listing every --set key (for help footers); keys_command.cpp.
 std::string keys_help();

@@ -33,7 +33,7 @@ int run_main(int argc, char** argv) {
                                       add_reference_command(app), add_sweep_command(app),
                                       add_tune_command(app),      add_doctor_command(app),
                                       add_keys_command(app),      add_types_command(app),
-                                      add_inspect_command(app)};
+                                      add_inspect_command(app),   add_report_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
