@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: install missing packages, configure, build, and run the default scenario,
-# then say where the results are.
+# then write the run's report and say where the results and the report are.
 #
 # Default: rt_config/scenarios/bench_udp.toml, the crane in realtime mode driven over UDP
 # on loopback. The two simulated bench devices are started here and stopped afterwards:
@@ -64,4 +64,8 @@ if [[ -f "$out/valve.csv" ]]; then
   echo "Valve device logged $(($(wc -l <"$out/valve.csv") - 1)) datagrams to $root/$out/valve.csv"
 fi
 echo "Results are in $root/$out (results.csv, summary.json)"
+# The run's report (one self-contained HTML page); a run that wrote no summary.json has none.
+if [[ -f "$out/summary.json" ]] && build/tools/cosim report "$out" >/dev/null; then
+  echo "Report: $root/$out/report.html"
+fi
 exit $rc
