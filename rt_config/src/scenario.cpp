@@ -494,7 +494,7 @@ std::string to_json(const scenario& sc) {
   j.key("mode").value(to_string(sc.run.mode));
   j.key("duration").value(sc.run.duration);
   j.key("macro_step").value(sc.run.macro_step);
-  j.key("scheme").value(sc.run.scheme);
+  j.key("scheme").value(to_string(sc.run.scheme));
   j.key("order").begin_array();
   for (const auto& o : sc.run.order) j.value(o);
   j.end_array();
