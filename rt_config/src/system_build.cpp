@@ -222,13 +222,16 @@ std::unique_ptr<signal_source> make_signal(const scenario& sc, const source_decl
   const std::string& s = d.signal;
   // Manoeuvres and test inputs are offsets to the input's start value.
   auto start_value = [&]() {
-    const auto it = type != nullptr ? type->start_params.find(input) : decltype(type->start_params.end()){};
-    if (type == nullptr || it == type->start_params.end())
-      fail(d.at, key,
-           "\"" + s + "\" moves an input around its start value, but " + d.to +
-               " has none (only inputs with a start parameter, e.g. the crane's kappa); use "
-               "\"constant:VALUE\" or \"csv:FILE:COLUMN\"");
-    return real_param(*params, it->second);
+    if (type != nullptr) {
+      const auto it = type->start_params.find(input);
+      if (it != type->start_params.end()) return real_param(*params, it->second);
+      const auto is = type->input_starts.find(input);
+      if (is != type->input_starts.end()) return is->second;
+    }
+    fail(d.at, key,
+         "\"" + s + "\" moves an input around its start value, but " + d.to +
+             " has none (only inputs with a start parameter, e.g. the crane's kappa, or an FMU "
+             "input with a start value); use \"constant:VALUE\" or \"csv:FILE:COLUMN\"");
   };
   for (const auto& [k, v] : d.args)
     if (!std::isfinite(v)) fail(d.at, d.at.key + "." + k, "must be finite");
@@ -357,9 +360,13 @@ void build_system(const scenario& sc, built_scenario& b) {
     if (d.signal.rfind("driver:", 0) == 0) {
       const auto st = type != nullptr ? type->start_params.find(in.desc().name)
                                       : decltype(type->start_params.end()){};
-      const double initial = type != nullptr && st != type->start_params.end()
-                                 ? real_param(*ps, st->second)
-                                 : 0.0;
+      double initial = type != nullptr && st != type->start_params.end()
+                           ? real_param(*ps, st->second)
+                           : 0.0;
+      if (type != nullptr && st == type->start_params.end()) {
+        const auto is = type->input_starts.find(in.desc().name);
+        if (is != type->input_starts.end()) initial = is->second;
+      }
       try {
         connect_driver_channel(sc, b, d.signal.substr(7), d.to, initial);
       } catch (const error& e) {
@@ -419,9 +426,12 @@ void build_system(const scenario& sc, built_scenario& b) {
   std::string unfed, where = sc.file;
   for (std::size_t s = 0; s < sys.size(); ++s)
     for (std::size_t i = 0; i < sys.at(s).input_count(); ++i)
-      if (!sys.at(s).input(i).connected() &&
-          !(index_of(sys.at(s).name()) < types.size() &&
-            types[index_of(sys.at(s).name())]->unfed_inputs_keep_start)) {
+      if (!sys.at(s).input(i).connected()) {
+        if (index_of(sys.at(s).name()) < types.size() &&
+            types[index_of(sys.at(s).name())]->unfed_inputs_keep_start) {
+          sys.at(s).input(i).keep_start();  // the executors accept it
+          continue;
+        }
         if (unfed.empty() && index_of(sys.at(s).name()) < spec.subsystems.size()) {
           const origin& o = spec.subsystems[index_of(sys.at(s).name())].at;
           where = o.where + ": " + o.key;

@@ -83,6 +83,10 @@ std::unique_ptr<subsystem_type> make_type(const std::shared_ptr<const fmi::fmu_f
     return hn > 0 && hn <= Hn && Hn % hn == 0 ? *step : H;
   };
   t->unfed_inputs_keep_start = true;
+  // Manoeuvres and test inputs on an FMU input move it around its start value.
+  for (const fmi::variable& v : md.variables)
+    if (v.causal == fmi::causality::input && v.start && !v.is_array && fmi::is_supported(v.type))
+      t->input_starts[v.name] = *v.start;
   if (md.experiment.stop_time)
     t->default_duration = *md.experiment.stop_time - md.experiment.start_time.value_or(0.0);
   t->default_macro_step = md.experiment.step_size;

@@ -90,7 +90,7 @@ void system::add_probe(const std::string& column, const std::string& ref) {
 void system::check_complete() const {
   for (const auto& s : subsystems_)
     for (std::size_t i = 0; i < s->input_count(); ++i)
-      COSIM_INPUT_CHECK(s->input(i).connected(), errc::model,
+      COSIM_INPUT_CHECK(s->input(i).connected() || s->input(i).keeps_start(), errc::model,
                         "input " + s->name() + "." + s->input(i).desc().name +
                             " is neither connected nor bound to a source");
 }

@@ -217,6 +217,19 @@ TEST(FmuRun, FeedthroughChainsShowTheEvaluationOrder) {
   check_chain("scheme = \"jacobi\"\n", 1, 2);
 }
 
+TEST(FmuRun, AnFmuInputNothingFeedsKeepsItsStartValue) {
+  // feedthrough's u has start 0 in modelDescription.xml: y = gain * 0 throughout, and the
+  // run is not refused for the unfed input.
+  for (const char* fmu : {"feedthrough_fmi2", "feedthrough_fmi3"}) {
+    SCOPED_TRACE(fmu);
+    run_result r;
+    run_system(one_fmu(fmu, "", "\"m.y\""), r);
+    ASSERT_EQ(r.out.status, cosim::run_status::completed) << r.out.message;
+    ASSERT_EQ(r.rows.rows(), 101u);
+    for (std::size_t i = 0; i < r.rows.rows(); ++i) ASSERT_EQ(r.rows.at(i, "m.y"), 0.0);
+  }
+}
+
 TEST(FmuRun, AlgebraicLoopOfFeedthroughFmusIsRefused) {
   std::string text = chain("");
   const std::string from_ode = "from = \"ode.x\"";

@@ -108,6 +108,7 @@ fmi2Status set(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, const
     const variable* v = lookup(i, vr[k], t, fn);
     if (v == nullptr || !settable(i, *v, fn)) return fmi2Error;
     *static_cast<Own*>(v->value) = static_cast<Own>(value[k]);
+    i.m->on_set(vr[k]);
   }
   i.dirty = true;
   return fmi2OK;
@@ -261,6 +262,7 @@ fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t
     const variable* v = lookup(i, vr[k], var_type::boolean, "fmi2SetBoolean");
     if (v == nullptr || !settable(i, *v, "fmi2SetBoolean")) return fmi2Error;
     *static_cast<bool*>(v->value) = value[k] != fmi2False;
+    i.m->on_set(vr[k]);
   }
   i.dirty = true;
   return fmi2OK;
@@ -273,6 +275,7 @@ fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t 
       const variable* v = lookup(i, vr[k], var_type::text, "fmi2SetString");
       if (v == nullptr || !settable(i, *v, "fmi2SetString")) return fmi2Error;
       *static_cast<std::string*>(v->value) = value[k] != nullptr ? value[k] : "";
+      i.m->on_set(vr[k]);
     }
   } catch (const std::exception& e) {
     return fail(i, std::string("fmi2SetString: ") + e.what());

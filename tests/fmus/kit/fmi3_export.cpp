@@ -124,6 +124,7 @@ fmi3Status set(fmi3Instance c, const fmi3ValueReference vr[], size_t nvr, const 
     const variable* v = lookup(i, vr[k], t, fn);
     if (v == nullptr || !settable(i, *v, fn)) return fmi3Error;
     *static_cast<Own*>(v->value) = static_cast<Own>(values[k]);
+    i.m->on_set(vr[k]);
   }
   i.dirty = true;
   return fmi3OK;
@@ -291,6 +292,7 @@ fmi3Status fmi3SetString(fmi3Instance c, const fmi3ValueReference vr[], size_t n
       const variable* v = lookup(i, vr[k], var_type::text, "fmi3SetString");
       if (v == nullptr || !settable(i, *v, "fmi3SetString")) return fmi3Error;
       *static_cast<std::string*>(v->value) = values[k] != nullptr ? values[k] : "";
+      i.m->on_set(vr[k]);
     }
   } catch (const std::exception& e) {
     return fail(i, std::string("fmi3SetString: ") + e.what());

@@ -65,6 +65,8 @@ class model {
   /// Outputs from the state and the inputs' current values; called before a get after a set
   /// or a step.
   virtual void calculate() noexcept {}
+  /// The importer set variable vr (after the value was stored).
+  virtual void on_set(std::uint32_t /*vr*/) noexcept {}
   /// d^order output / dt^order at the current time; false if the model does not provide it.
   virtual bool output_derivative(std::uint32_t /*vr*/, int /*order*/,
                                  double& /*value*/) const noexcept {

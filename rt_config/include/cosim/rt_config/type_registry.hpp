@@ -47,6 +47,9 @@ struct subsystem_type {
   /// Input -> parameter holding its start value; manoeuvres and test inputs on that input
   /// are offsets to it (e.g. the crane's valve command kappa -> kappa0).
   std::map<std::string, std::string> start_params;
+  /// Input -> its start value where no parameter holds it (an FMU input's start in
+  /// modelDescription.xml); manoeuvres and test inputs on that input are offsets to it.
+  std::map<std::string, double> input_starts;
   /// Builds an instance from resolved parameters (every declared one present, checked).
   std::function<std::unique_ptr<subsystem>(const std::string& name, const param_set& p,
                                            const std::string& integrator)>

@@ -48,6 +48,10 @@ class input_port {
   [[nodiscard]] const signal_source* source() const noexcept { return source_; }
   [[nodiscard]] bool connected() const noexcept { return connected_ || source_ != nullptr; }
   void mark_connected() noexcept { connected_ = true; }
+  /// Fed by nothing on purpose: the subsystem keeps the input at its own start value (an
+  /// FMU input nothing feeds). system::check_complete accepts such an input.
+  void keep_start() noexcept { keeps_start_ = true; }
+  [[nodiscard]] bool keeps_start() const noexcept { return keeps_start_; }
 
   /// Start value before the first exchange (e.g. from the equilibrium initialisation).
   void set_initial(time_point t0, double value) noexcept {
@@ -81,6 +85,7 @@ class input_port {
   const signal_source* source_ = nullptr;
   int order_ = 0;
   bool connected_ = false;
+  bool keeps_start_ = false;
 };
 
 }  // namespace cosim
