@@ -30,6 +30,7 @@ const char* to_string(run_status s) noexcept {
 run_status status_of(stop_cause c) noexcept {
   switch (c) {
     case stop_cause::none:
+    case stop_cause::model_end:
       return run_status::completed;
     case stop_cause::non_finite:
       return run_status::diverged;
@@ -41,6 +42,7 @@ run_status status_of(stop_cause c) noexcept {
       return run_status::safety_stop;
     case stop_cause::output_error:
     case stop_cause::error:
+    case stop_cause::model_error:
       return run_status::error;
   }
   return run_status::error;
@@ -121,7 +123,9 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
       }
     }
     mon.close_step(H);
-    t = t1;
+    // A model that ended the simulation inside this step ends the run at its start (the last
+    // row); its values at t1 are not written.
+    if (ok || run_stop.cause() != stop_cause::model_end) t = t1;
     if (!acc.after_step(n, t, ok, out, run_stop)) {
       stopped = true;
       break;
@@ -150,6 +154,9 @@ std::string stop_message(const stop_source& s, time_point t) {
     case stop_cause::stale_input:
       return std::string("no fresh input from driver '") + (who != nullptr ? who : "?") +
              "' within its stop_after";
+    case stop_cause::model_end:
+    case stop_cause::model_error:
+      return who != nullptr ? who : "";
     default:
       return "";
   }

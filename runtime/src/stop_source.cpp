@@ -22,6 +22,10 @@ const char* to_string(stop_cause c) noexcept {
       return "output_error";
     case stop_cause::error:
       return "error";
+    case stop_cause::model_end:
+      return "model_end";
+    case stop_cause::model_error:
+      return "model_error";
   }
   return "error";
 }

@@ -576,8 +576,10 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
           running = false;
           break;
         }
-        // Raised upstream or by a subsystem: release the threads.
-        if (run_stop.stop_requested()) shared.request_stop(stop_cause::none);
+        // Raised upstream or by a subsystem: release the threads. A model that ended the
+        // simulation (model_end) still delivers the record of that step: the run ends there.
+        if (run_stop.stop_requested() && run_stop.cause() != stop_cause::model_end)
+          shared.request_stop(stop_cause::none);
         recorder_pause(wait);
       }
       if (!running) break;
@@ -597,12 +599,13 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
     }
     if (!running) break;
     mon.close_step(plan.macro_step);
-    t += plan.macro_step;
+    // As offline: a model that ended the simulation in this step ends the run at its start.
+    if (ok || run_stop.cause() != stop_cause::model_end) t += plan.macro_step;
     if (!acc.after_step(n, t, ok, out, run_stop)) {
       stopped = true;
       break;
     }
-    if (run_stop.stop_requested()) running = false;
+    if (run_stop.stop_requested() && run_stop.cause() != stop_cause::model_end) running = false;
   }
   stopped = stopped || out.macro_steps < steps;
   // Threads only stop early for a raised cause; should one not, the run is no success.

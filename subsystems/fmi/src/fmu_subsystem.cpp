@@ -327,9 +327,9 @@ void fmu_subsystem::end_instance() noexcept {
   counted_instance_ = false;
 }
 
-void fmu_subsystem::throw_error(const std::string& what) const {
+void fmu_subsystem::throw_error(const std::string& what) {
   // The FMU's own messages usually say why; they are printed, and the last one is quoted.
-  const_cast<fmu_subsystem*>(this)->drain_log();
+  drain_log();
   throw error(errc::model, where_ + " (subsystem " + name() + "): " + what +
                                (last_log_.empty() ? "" : "; the FMU said: " + last_log_));
 }
@@ -421,6 +421,28 @@ void fmu_subsystem::do_initialize(time_point t0) {
   in_bool3_buf_ = std::make_unique<bool[]>(in_bool_.vrs.size() + 1);
 }
 
+void fmu_subsystem::do_start(stop_source& stop) {
+  run_stop_ = &stop;
+  // A failure in the start-up exchange (update_outputs at t0) stops the run before it starts.
+  if (stop_ != fmu_stop::none) raise_stop();
+}
+
+void fmu_subsystem::do_stop(bool /*fail_safe*/) noexcept {
+  run_stop_ = nullptr;
+  try {
+    drain_log();  // off the real-time threads: the run is over
+  } catch (...) {
+    // Printing the FMU's messages must not turn a finished run into a failed one.
+  }
+}
+
+void fmu_subsystem::raise_stop() noexcept {
+  if (run_stop_ == nullptr) return;
+  (void)run_stop_->raise(
+      stop_ == fmu_stop::failed ? stop_cause::model_error : stop_cause::model_end, 0,
+      stop_text_.data());
+}
+
 bool fmu_subsystem::fail(fmu_stop kind, const char* what, int status, double t) noexcept {
   if (stop_ != fmu_stop::none) return false;
   stop_ = kind;
@@ -444,6 +466,7 @@ bool fmu_subsystem::fail(fmu_stop kind, const char* what, int status, double t) 
                     name().c_str(), what, t, status_text(major_, status));
       break;
   }
+  raise_stop();
   return false;
 }
 

@@ -25,6 +25,10 @@ enum class stop_cause : int {
   non_finite,       // a state, output or recorded value became non-finite
   output_error,     // results could not be stored
   error,            // a subsystem thread ended unexpectedly
+  model_end,        // a subsystem's model ended the simulation (an FMU's terminateSimulation or
+                    // discard) in a step that then returns false: the run completes at that
+                    // step's start; who = the reason
+  model_error,      // a subsystem's model failed (an FMU's fmiError/fmiFatal); who = the reason
 };
 
 /// The stop_reason written to summary.json ("operator_signal", ...; "end_time" for none).

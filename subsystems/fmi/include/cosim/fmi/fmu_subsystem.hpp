@@ -12,7 +12,10 @@
 // run before anything is written; initialize(t0) does it if nobody did. step(t, h) sets
 // the connected inputs from in(i, t) (unconnected ones keep their start values), calls
 // doStep(t, h) and, for FMI 3 with event mode, handles the events it reports (event mode,
-// updateDiscreteStates until settled, step mode), continuing an early return to t + h.
+// updateDiscreteStates until settled, step mode), continuing an early return to t + h. An FMU
+// that ends the simulation (terminateSimulation, fmi2Discard) raises stop_cause::model_end
+// in the run's stop source (the run completes, the message names the FMU); fmiError/fmiFatal
+// raise model_error; either way that step returns false.
 // update_outputs(t) reads outputs and recorded variables in one get call per type. A doStep
 // past the experiment's stop time is never issued. The destructor terminates and frees the
 // instance (on every exit path) and prints the FMU's log messages.
@@ -91,6 +94,8 @@ class fmu_subsystem final : public subsystem {
 
  private:
   void do_initialize(time_point t0) override;
+  void do_start(stop_source& stop) override;
+  void do_stop(bool fail_safe) noexcept override;
   bool do_step(time_point t, duration h) noexcept override;
   void do_update_outputs(time_point t) noexcept override;
 
@@ -114,7 +119,8 @@ class fmu_subsystem final : public subsystem {
   /// Records why the run stops (first cause only); returns false for `return fail(...)`.
   bool fail(fmu_stop kind, const char* what, int status, double t) noexcept;
   void end_instance() noexcept;
-  [[noreturn]] void throw_error(const std::string& what) const;
+  void raise_stop() noexcept;
+  [[noreturn]] void throw_error(const std::string& what);
 
   std::shared_ptr<loaded_fmu> fmu_;
   std::unique_ptr<api> api_;
@@ -155,6 +161,7 @@ class fmu_subsystem final : public subsystem {
 
   fmu_stop stop_ = fmu_stop::none;
   std::array<char, 512> stop_text_{};
+  stop_source* run_stop_ = nullptr;  // the run's, between start() and stop()
 
   spsc_ring<fmu_log_record> log_;
   std::string last_log_;  // the last warning or error the FMU logged, for exceptions

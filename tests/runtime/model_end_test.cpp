@@ -1,0 +1,100 @@
+// A subsystem whose model ends the simulation (stop_cause::model_end, e.g. an FMU's
+// terminateSimulation) or fails (model_error) inside a step: the run ends at that step's
+// start with its rows up to there, as completed (or error) with the subsystem's message, and
+// the threaded executor keeps the rows a fast worker produced ahead of the recorder, so it
+// ends exactly where offline ends.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cosim/runtime/executor.hpp"
+#include "cosim/runtime/system.hpp"
+#include "cosim/runtime/threaded_executor.hpp"
+
+namespace {
+
+using cosim::duration;
+using cosim::stop_cause;
+using cosim::time_point;
+
+constexpr std::int64_t ms = 1'000'000;  // ns
+const duration H{1 * ms};
+
+class memory_sink final : public cosim::row_sink {
+ public:
+  void begin(std::span<const std::string> /*columns*/) override {}
+  void write(std::span<const double> row) noexcept override { t.push_back(row[0]); }
+  void end() override {}
+  std::vector<double> t;
+};
+
+/// Output y = macro-step count; the step that starts at step `end_at` raises `cause` and
+/// fails, like an FMU that ends the simulation there.
+class ending_sub final : public cosim::subsystem {
+ public:
+  ending_sub(std::int64_t end_at, stop_cause cause)
+      : subsystem("ender"), end_at_(end_at), cause_(cause) {
+    add_output({"y", "1", cosim::port_role::signal});
+  }
+
+ private:
+  void do_start(cosim::stop_source& stop) override { stop_ = &stop; }
+  void do_stop(bool /*fail_safe*/) noexcept override { stop_ = nullptr; }
+  bool do_step(time_point t, duration /*h*/) noexcept override {
+    if (t.time_since_epoch() / H < end_at_) return true;
+    if (stop_ != nullptr) stop_->raise(cause_, 0, "ender: the model ended the simulation");
+    return false;
+  }
+  void do_update_outputs(time_point t) noexcept override {
+    set_output(0, static_cast<double>(t.time_since_epoch() / H));
+  }
+  std::int64_t end_at_;
+  stop_cause cause_;
+  cosim::stop_source* stop_ = nullptr;
+};
+
+cosim::run_outcome run(stop_cause cause, bool threaded, memory_sink& sink) {
+  cosim::system sys;
+  sys.add(std::make_unique<ending_sub>(5, cause));
+  sys.at(0).set_step_size(H);
+  sys.add_probe("y", "ender.y");
+  cosim::run_plan plan;
+  plan.macro_step = H;
+  plan.macro_steps = 1000;
+  plan.order = {0};
+  if (!threaded) return cosim::run_offline(sys, plan, {}, sink);
+  cosim::threaded_options opt;
+  opt.lock_memory = false;
+  return cosim::run_threaded(sys, plan, {}, sink, opt);
+}
+
+TEST(ModelEnd, RunCompletesAtTheStartOfTheStepWithTheModelsMessage) {
+  for (bool threaded : {false, true}) {
+    SCOPED_TRACE(threaded ? "threaded" : "offline");
+    memory_sink sink;
+    const cosim::run_outcome o = run(stop_cause::model_end, threaded, sink);
+    EXPECT_EQ(o.status, cosim::run_status::completed);
+    EXPECT_EQ(o.stop_reason, "model_end");
+    EXPECT_EQ(o.message, "ender: the model ended the simulation");
+    // Steps 0..4 complete (t = 1..5 ms); the step from 5 ms fails: the run ends at 5 ms.
+    EXPECT_DOUBLE_EQ(o.stop_time_s, 5e-3);
+    ASSERT_EQ(sink.t.size(), 6u);  // t = 0, 1, ..., 5 ms
+    for (std::size_t i = 0; i < sink.t.size(); ++i)
+      EXPECT_DOUBLE_EQ(sink.t[i], static_cast<double>(i) * 1e-3);
+  }
+}
+
+TEST(ModelEnd, ModelErrorIsAnErrorWithTheModelsMessage) {
+  for (bool threaded : {false, true}) {
+    SCOPED_TRACE(threaded ? "threaded" : "offline");
+    memory_sink sink;
+    const cosim::run_outcome o = run(stop_cause::model_error, threaded, sink);
+    EXPECT_EQ(o.status, cosim::run_status::error);
+    EXPECT_EQ(o.stop_reason, "model_error");
+    EXPECT_EQ(o.message, "ender: the model ended the simulation");
+  }
+}
+
+}  // namespace
