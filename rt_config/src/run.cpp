@@ -105,6 +105,12 @@ std::string summary_json(const scenario& sc, const run_outcome& o, const std::st
     j.key("warnings").begin_array();
     for (const auto& w : o.warnings) j.value(w);
     j.end_array();
+    // Subsystems not known to be allocation-free and bounded in time (imported FMUs): their
+    // step times above are measured, not guaranteed.
+    j.key("timing_not_guaranteed").begin_array();
+    for (std::size_t i = 0; i < sys.size(); ++i)
+      if (!sys.at(i).realtime_safe()) j.value(sys.at(i).name());
+    j.end_array();
   }
   // Subsystems' run statistics (UDP drivers' packet counters).
   bool statistics = false;

@@ -16,6 +16,7 @@
 
 #include "cosim/fmi/fmu_file.hpp"
 #include "cosim/fmi/fmu_subsystem.hpp"
+#include "cosim/rt_config/run.hpp"
 #include "cosim/rt_config/scenario.hpp"
 #include "cosim/rt_config/type_registry.hpp"
 #include "cosim/runtime/error.hpp"
@@ -316,6 +317,26 @@ TEST(FmuLoad, PortsUnitsFeedthroughAndUnknownPorts) {
   EXPECT_NE(e.find("ft.nope"), std::string::npos) << e;
   // An input nothing feeds keeps its start value: the system builds.
   EXPECT_EQ(error_of_system(dir, sys + "[output]\nrecord = [\"ode.x\", \"ft.y\"]\n", true), "");
+}
+
+TEST(FmuRunSummary, ThreadedRunSaysTheFmusTimingIsNotGuaranteed) {
+  temp_dir dir;
+  const std::string file =
+      dir.file("system.toml",
+               "[run]\nmode = \"threaded\"\nduration = 0.05\nmacro_step = 0.01\n"
+               "lock_memory = false\n[subsystems.ode]\nfmu = \"" +
+                   fmus + "/linear_ode_fmi2.fmu\"\n");
+  config::run_request req;
+  req.scenario = file;
+  req.out_dir = dir / "out";
+  req.quiet = true;
+  const config::run_report rep = config::run_scenario(req, nullptr);
+  ASSERT_EQ(rep.outcome.status, cosim::run_status::completed) << rep.outcome.message;
+  const std::string json = slurp(rep.summary_json);
+  const auto at = json.find("\"timing_not_guaranteed\": [");
+  ASSERT_NE(at, std::string::npos) << json;
+  const std::string list = json.substr(at, json.find(']', at) - at);
+  EXPECT_NE(list.find("\"ode\""), std::string::npos) << list;
 }
 #endif
 
