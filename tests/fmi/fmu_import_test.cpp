@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <zip.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <list>
@@ -29,6 +30,8 @@ namespace fs = std::filesystem;
 namespace config = cosim::config;
 using cosim::test::temp_dir;
 using namespace cosim::fmi;
+using cosim::duration;
+using cosim::time_point;
 using cosim::test::description;
 using cosim::test::slurp;
 using cosim::test::write_zip;
@@ -317,6 +320,28 @@ TEST(FmuLoad, PortsUnitsFeedthroughAndUnknownPorts) {
   EXPECT_NE(e.find("ft.nope"), std::string::npos) << e;
   // An input nothing feeds keeps its start value: the system builds.
   EXPECT_EQ(error_of_system(dir, sys + "[output]\nrecord = [\"ode.x\", \"ft.y\"]\n", true), "");
+}
+
+TEST(FmuLoad, NoDoStepPastTheExperimentsStopTime) {
+  // linear_ode_fmi2: x' = -k x, x0 = 1, k = 1, exact per step (tests/fmus/linear_ode).
+  fmu_subsystem ode("ode", load_fmu(read_fmu(fmus + "/linear_ode_fmi2.fmu")), {});
+  ode.start_experiment(0.02);  // FMU stop time 0.02 s
+  const time_point t0{};
+  const duration h = cosim::to_duration(0.01);
+  ode.initialize(t0);
+  ASSERT_TRUE(ode.step(t0, h));
+  ASSERT_TRUE(ode.step(t0 + h, h));
+  ode.update_outputs(t0 + 2 * h);
+  EXPECT_NEAR(ode.output(0), std::exp(-0.02), 1e-12);
+  // The next step would end at 0.03 s: refused without calling fmi2DoStep, so the state
+  // stays at 0.02 s.
+  EXPECT_FALSE(ode.step(t0 + 2 * h, h));
+  EXPECT_EQ(ode.stop_kind(), fmu_stop::stop_time);
+  EXPECT_NE(ode.stop_message().find("no doStep past the experiment's stop time t = 0.02"),
+            std::string::npos)
+      << ode.stop_message();
+  ode.update_outputs(t0 + 2 * h);
+  EXPECT_NEAR(ode.output(0), std::exp(-0.02), 1e-12);
 }
 
 TEST(FmuRunSummary, ThreadedRunSaysTheFmusTimingIsNotGuaranteed) {
