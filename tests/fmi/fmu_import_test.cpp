@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <list>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -261,30 +262,43 @@ std::vector<std::string> unpack_folders(const std::string& root) {
   return out;
 }
 
+/// TMPDIR set for one test and restored on every exit path. The test runs on one thread, so
+/// nothing reads the environment while it changes.
+class tmpdir_override {
+ public:
+  explicit tmpdir_override(const std::string& dir) {
+    if (const char* old = std::getenv("TMPDIR")) saved_ = old;
+    setenv("TMPDIR", dir.c_str(), 1);  // NOLINT(concurrency-mt-unsafe): single-threaded test
+  }
+  tmpdir_override(const tmpdir_override&) = delete;
+  tmpdir_override& operator=(const tmpdir_override&) = delete;
+  ~tmpdir_override() {
+    if (saved_)
+      setenv("TMPDIR", saved_->c_str(), 1);  // NOLINT(concurrency-mt-unsafe): as above
+    else
+      unsetenv("TMPDIR");  // NOLINT(concurrency-mt-unsafe): as above
+  }
+
+ private:
+  std::optional<std::string> saved_;
+};
+
 TEST(FmuLoad, UnpackFolderUnderTmpdirLivesAsLongAsItsLastUser) {
   temp_dir tmp;
-  const char* old = std::getenv("TMPDIR");
-  const std::string saved = old != nullptr ? old : "";
-  setenv("TMPDIR", tmp.path().c_str(), 1);
-  {
-    const auto file = read_fmu(fmus + "/linear_ode_fmi2.fmu");
-    auto a = load_fmu(file);
-    auto b = load_fmu(file);
-    EXPECT_EQ(a.get(), b.get());  // one unpack per FMU while in use
-    const auto folders = unpack_folders(tmp.path());
-    ASSERT_EQ(folders.size(), 1u);
-    EXPECT_EQ(a->directory(), folders[0]);
-    EXPECT_TRUE(fs::exists(a->directory() + "/binaries/linux64/linear_ode_fmi2.so"));
-    EXPECT_EQ(a->resource_uri(), "file://" + a->directory() + "/resources/");
-    a.reset();
-    EXPECT_EQ(unpack_folders(tmp.path()).size(), 1u);  // b still uses it
-    b.reset();
-    EXPECT_TRUE(unpack_folders(tmp.path()).empty());
-  }
-  if (old != nullptr)
-    setenv("TMPDIR", saved.c_str(), 1);
-  else
-    unsetenv("TMPDIR");
+  const tmpdir_override env(tmp.path());
+  const auto file = read_fmu(fmus + "/linear_ode_fmi2.fmu");
+  auto a = load_fmu(file);
+  auto b = load_fmu(file);
+  EXPECT_EQ(a.get(), b.get());  // one unpack per FMU while in use
+  const auto folders = unpack_folders(tmp.path());
+  ASSERT_EQ(folders.size(), 1u);
+  EXPECT_EQ(a->directory(), folders[0]);
+  EXPECT_TRUE(fs::exists(a->directory() + "/binaries/linux64/linear_ode_fmi2.so"));
+  EXPECT_EQ(a->resource_uri(), "file://" + a->directory() + "/resources/");
+  a.reset();
+  EXPECT_EQ(unpack_folders(tmp.path()).size(), 1u);  // b still uses it
+  b.reset();
+  EXPECT_TRUE(unpack_folders(tmp.path()).empty());
 }
 
 TEST(FmuLoad, PortsUnitsFeedthroughAndUnknownPorts) {
