@@ -161,7 +161,7 @@ void read_system_rest(config_reader& r, scenario& sc) {
   system_spec& s = sc.system;
   auto subsystem_of = [&](const std::string& key, const std::string& ref) {
     check_ref(r, key, ref);
-    const std::string sub = ref.substr(0, ref.find('.'));
+    std::string sub = ref.substr(0, ref.find('.'));
     if (s.find(sub) == nullptr) {
       std::vector<std::string> names;
       for (const auto& d : s.subsystems) names.push_back(d.name);
