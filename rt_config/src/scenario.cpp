@@ -167,6 +167,7 @@ scenario read(config_reader& r) {
     sc.run.scheme = scheme == "jacobi" ? scheme_kind::jacobi : scheme_kind::gauss_seidel;
   }
   std::vector<std::string> names;
+  names.reserve(specs.size());
   for (const auto& s : specs) names.push_back(s.name);
   sc.run.order = r.opt_string_list("run.order").value_or(names);
   {
