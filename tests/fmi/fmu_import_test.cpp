@@ -358,6 +358,24 @@ TEST(FmuLoad, NoDoStepPastTheExperimentsStopTime) {
   EXPECT_NEAR(ode.output(0), std::exp(-0.02), 1e-12);
 }
 
+TEST(FmuLoad, ParameterTheFmuRefusesNamesItAndFreesTheInstance) {
+  const auto loaded = load_fmu(read_fmu(fmus + "/linear_ode_fmi2.fmu"));
+  const std::size_t x = loaded->file().md.find("x");  // an output: fmi2SetReal must refuse it
+  ASSERT_NE(x, model_description::npos);
+  try {
+    fmu_subsystem s("ode", loaded, {{x, 2.0}});
+    ADD_FAILURE() << "fmi2SetReal of an output was accepted";
+  } catch (const cosim::error& e) {
+    EXPECT_NE(std::string(e.what()).find(loaded->file().path +
+                                         " (subsystem ode): fmi2SetReal of parameter \"x\" = 2 "
+                                         "returned fmi2Error; the FMU said: "),
+              std::string::npos)
+        << e.what();
+  }
+  // The constructor threw after instantiating: the instance was freed all the same.
+  EXPECT_EQ(loaded->instances().load(), 0);
+}
+
 TEST(FmuRunSummary, ThreadedRunSaysTheFmusTimingIsNotGuaranteed) {
   temp_dir dir;
   const std::string file =

@@ -259,43 +259,49 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
   fmu_->instances().fetch_add(1);
   counted_instance_ = true;
 
-  // Parameters, by variable, before initialisation.
-  for (const parameter_value& p : parameters) {
-    if (p.variable >= md.variables.size())
-      throw_error("internal: parameter index " + std::to_string(p.variable) + " out of range");
-    const variable& v = md.variables[p.variable];
-    if (v.is_array || !is_supported(v.type))
-      throw_error("parameter \"" + v.name + "\" has type " + type_name(v.type, major_) +
-                  (v.is_array ? " (array)" : "") +
-                  ", which cannot be set (supported: " + (major_ == 2 ? "Real" : "Float64") + ", " +
-                  (major_ == 2 ? "Integer" : "Int32") + ", Boolean)");
-    const fmi3ValueReference vr = v.value_reference;
-    int st = 0;
-    const char* call = "";
-    if (v.type == var_type::real) {
-      call = major_ == 2 ? "fmi2SetReal" : "fmi3SetFloat64";
-      st = major_ == 2 ? static_cast<int>(api_->set_real2(instance_, &vr, 1, &p.value))
-                       : static_cast<int>(api_->set_float64(instance_, &vr, 1, &p.value, 1));
-    } else if (v.type == var_type::integer) {
-      if (p.value != std::trunc(p.value) || std::abs(p.value) > 2147483647.0)
-        throw_error("parameter \"" + v.name + "\" = " + format_double(p.value) +
-                    " is not a 32-bit integer");
-      const std::int32_t i = to_int32(p.value);
-      call = major_ == 2 ? "fmi2SetInteger" : "fmi3SetInt32";
-      st = major_ == 2 ? static_cast<int>(api_->set_integer2(instance_, &vr, 1, &i))
-                       : static_cast<int>(api_->set_int32(instance_, &vr, 1, &i, 1));
-    } else {
-      call = major_ == 2 ? "fmi2SetBoolean" : "fmi3SetBoolean";
-      const fmi2Boolean b2 = p.value != 0.0 ? fmi2True : fmi2False;
-      const fmi3Boolean b3 = p.value != 0.0;
-      st = major_ == 2 ? static_cast<int>(api_->set_boolean2(instance_, &vr, 1, &b2))
-                       : static_cast<int>(api_->set_boolean3(instance_, &vr, 1, &b3, 1));
+  // Parameters, by variable, before initialisation. A constructor that throws gets no
+  // destructor call, so the instance is freed here on that path.
+  try {
+    for (const parameter_value& p : parameters) {
+      if (p.variable >= md.variables.size())
+        throw_error("internal: parameter index " + std::to_string(p.variable) + " out of range");
+      const variable& v = md.variables[p.variable];
+      if (v.is_array || !is_supported(v.type))
+        throw_error("parameter \"" + v.name + "\" has type " + type_name(v.type, major_) +
+                    (v.is_array ? " (array)" : "") +
+                    ", which cannot be set (supported: " + (major_ == 2 ? "Real" : "Float64") +
+                    ", " + (major_ == 2 ? "Integer" : "Int32") + ", Boolean)");
+      const fmi3ValueReference vr = v.value_reference;
+      int st = 0;
+      const char* call = "";
+      if (v.type == var_type::real) {
+        call = major_ == 2 ? "fmi2SetReal" : "fmi3SetFloat64";
+        st = major_ == 2 ? static_cast<int>(api_->set_real2(instance_, &vr, 1, &p.value))
+                         : static_cast<int>(api_->set_float64(instance_, &vr, 1, &p.value, 1));
+      } else if (v.type == var_type::integer) {
+        if (p.value != std::trunc(p.value) || std::abs(p.value) > 2147483647.0)
+          throw_error("parameter \"" + v.name + "\" = " + format_double(p.value) +
+                      " is not a 32-bit integer");
+        const std::int32_t i = to_int32(p.value);
+        call = major_ == 2 ? "fmi2SetInteger" : "fmi3SetInt32";
+        st = major_ == 2 ? static_cast<int>(api_->set_integer2(instance_, &vr, 1, &i))
+                         : static_cast<int>(api_->set_int32(instance_, &vr, 1, &i, 1));
+      } else {
+        call = major_ == 2 ? "fmi2SetBoolean" : "fmi3SetBoolean";
+        const fmi2Boolean b2 = p.value != 0.0 ? fmi2True : fmi2False;
+        const fmi3Boolean b3 = p.value != 0.0;
+        st = major_ == 2 ? static_cast<int>(api_->set_boolean2(instance_, &vr, 1, &b2))
+                         : static_cast<int>(api_->set_boolean3(instance_, &vr, 1, &b3, 1));
+      }
+      if (st > fmi2Warning) {
+        if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
+        throw_error(std::string(call) + " of parameter \"" + v.name +
+                    "\" = " + format_double(p.value) + " returned " + status_text(major_, st));
+      }
     }
-    if (st > fmi2Warning) {
-      if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
-      throw_error(std::string(call) + " of parameter \"" + v.name +
-                  "\" = " + format_double(p.value) + " returned " + status_text(major_, st));
-    }
+  } catch (...) {
+    end_instance();
+    throw;
   }
   drain_log();
 }
