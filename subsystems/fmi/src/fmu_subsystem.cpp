@@ -48,6 +48,15 @@ void log2_callback(fmi2ComponentEnvironment env, fmi2String /*instance*/, fmi2St
   static_cast<fmu_subsystem*>(env)->log_message(static_cast<int>(status), category, text);
 }
 
+// FMI 2.0 Sect. 2.1.5: calloc semantics (the standard library's functions are not
+// addressable in C++20, hence these wrappers).
+void* allocate2(std::size_t n, std::size_t size) {
+  return std::calloc(n, size);
+}
+void free2(void* p) {
+  std::free(p);
+}
+
 void log3_callback(fmi3InstanceEnvironment env, fmi3Status status, fmi3String category,
                    fmi3String message) {
   if (env == nullptr) return;
@@ -243,7 +252,7 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
   const std::string& token = md.token;
   if (major_ == 2) {
     fmi2_callbacks_.reset(
-        new fmi2CallbackFunctions{&log2_callback, &std::calloc, &std::free, nullptr, this});
+        new fmi2CallbackFunctions{&log2_callback, &allocate2, &free2, nullptr, this});
     const std::string uri = fmu_->resource_uri();
     instance_ = api_->instantiate2(this->name().c_str(), fmi2CoSimulation, token.c_str(),
                                    uri.c_str(), fmi2_callbacks_.get(), fmi2False, fmi2False);
