@@ -313,6 +313,9 @@ std::vector<key_doc> documented_keys() {
   std::vector<key_doc> keys{
       // System files (docs/systems.md); `cosim types` lists types and their parameters.
       {"subsystems.<name>.type", "system file: registered subsystem type (`cosim types`)"},
+      {"subsystems.<name>.fmu",
+       "system file, instead of type: an FMI 2.0/3.0 co-simulation FMU (path relative to the "
+       "file; `cosim inspect`)"},
       {"subsystems.<name>.step", "internal step [s]; default: the type's (e.g. H)"},
       {"subsystems.<name>.integrator", "one of the type's integrators (first is the default)"},
       {"subsystems.<name>.smoothing, non_matching", "as <subsystem>.smoothing / non_matching"},
