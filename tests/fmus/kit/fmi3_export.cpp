@@ -301,7 +301,8 @@ fmi3Status fmi3SetString(fmi3Instance c, const fmi3ValueReference vr[], size_t n
   return fmi3OK;
 }
 
-// The types the test models do not use.
+// The types the test models do not use. T is a type name, which parentheses would break.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define COSIM_FMU_NO_TYPE(NAME, T)                                                                \
   fmi3Status fmi3Get##NAME(fmi3Instance c, const fmi3ValueReference[], size_t nvr, T[], size_t) { \
     return no_such_type(c, "fmi3Get" #NAME, nvr);                                                 \
@@ -319,6 +320,7 @@ COSIM_FMU_NO_TYPE(UInt32, fmi3UInt32)
 COSIM_FMU_NO_TYPE(Int64, fmi3Int64)
 COSIM_FMU_NO_TYPE(UInt64, fmi3UInt64)
 #undef COSIM_FMU_NO_TYPE
+// NOLINTEND(bugprone-macro-parentheses)
 
 fmi3Status fmi3GetBinary(fmi3Instance c, const fmi3ValueReference[], size_t nvr, size_t[],
                          fmi3Binary[], size_t) {
