@@ -12,6 +12,7 @@
 #include "cosim/runtime/hardware.hpp"
 #include "cosim/runtime/json_writer.hpp"
 #include "cosim/runtime/latency_histogram.hpp"
+#include "cosim/runtime/limits.hpp"
 #include "cosim/runtime/rt_log.hpp"
 #include "cosim/runtime/rt_thread.hpp"
 #include "cosim/runtime/spsc_ring.hpp"
@@ -189,36 +190,30 @@ void validate_threaded(const system& sys, const run_plan& plan, const threaded_o
   validate_plan(sys, plan);
   COSIM_INPUT_CHECK(opt.threads.empty() || opt.threads.size() == sys.size(), errc::config_value,
                     "thread settings must be given per subsystem");
-  auto pow2 = [](std::size_t n) { return n >= 2 && (n & (n - 1)) == 0; };
-  // A consumer may be one sample behind its producer's next push in either scheme, so
-  // two slots are the minimum; more absorb jitter between threads.
-  COSIM_INPUT_CHECK(pow2(opt.ring_capacity) && opt.ring_capacity >= 4, errc::config_value,
-                    "run.ring_capacity = " + std::to_string(opt.ring_capacity) +
-                        ": must be a power of two >= 4 (one sample per communication point, "
-                        "producers may run up to two points ahead)");
-  COSIM_INPUT_CHECK(pow2(opt.record_capacity), errc::config_value,
-                    "record ring capacity must be a power of two");
+  // The rules are limits.hpp's, the same the scenario reader applies with file and key.
+  auto check = [](const std::string& why, const std::string& what) {
+    COSIM_INPUT_CHECK(why.empty(), errc::config_value, what + ": " + why);
+  };
+  check(limits::ring_capacity(static_cast<std::int64_t>(opt.ring_capacity)),
+        "run.ring_capacity = " + std::to_string(opt.ring_capacity));
+  COSIM_INPUT_CHECK(opt.record_capacity >= 2 && (opt.record_capacity & (opt.record_capacity - 1)) == 0,
+                    errc::config_value, "record ring capacity must be a power of two");
   for (std::size_t i = 0; i < opt.threads.size(); ++i) {
     const thread_setup& t = opt.threads[i];
     const std::string who = "threads." + sys.at(i).name();
-    COSIM_INPUT_CHECK(t.cpu == -1 || cpu_exists(t.cpu), errc::config_value,
-                      who + ".cpu = " + std::to_string(t.cpu) +
-                          ": no such online CPU (this machine has " +
-                          std::to_string(online_cpu_count()) + ")");
-    COSIM_INPUT_CHECK(
-        t.priority >= 0 && t.priority <= 99, errc::config_value,
-        who + ".priority = " + std::to_string(t.priority) + ": must be 1-99 (0 = not real-time)");
-    COSIM_INPUT_CHECK(t.stack_size >= std::size_t{64} * 1024, errc::config_value,
-                      who + ".stack_size = " + std::to_string(t.stack_size) + ": must be >= 65536");
+    check(limits::cpu(t.cpu), who + ".cpu = " + std::to_string(t.cpu));
+    check(limits::priority(t.priority, true), who + ".priority = " + std::to_string(t.priority));
+    check(limits::stack_size(static_cast<std::int64_t>(t.stack_size)),
+          who + ".stack_size = " + std::to_string(t.stack_size));
+    check(limits::budget(t.budget_s), who + ".budget = " + format_double(t.budget_s));
   }
-  COSIM_INPUT_CHECK(opt.watchdog.cpu == -1 || cpu_exists(opt.watchdog.cpu), errc::config_value,
-                    "watchdog.cpu = " + std::to_string(opt.watchdog.cpu) + ": no such online CPU");
-  COSIM_INPUT_CHECK(
-      opt.watchdog.priority >= 0 && opt.watchdog.priority <= 99, errc::config_value,
-      "watchdog.priority = " + std::to_string(opt.watchdog.priority) + ": must be 0-99");
-  COSIM_INPUT_CHECK(opt.watchdog.max_overruns >= 1 && opt.watchdog.leak_steps >= 1,
-                    errc::config_value,
-                    "watchdog.max_overruns and watchdog.leak_steps must be >= 1");
+  check(limits::cpu(opt.watchdog.cpu), "watchdog.cpu = " + std::to_string(opt.watchdog.cpu));
+  check(limits::priority(opt.watchdog.priority, true),
+        "watchdog.priority = " + std::to_string(opt.watchdog.priority));
+  check(limits::watchdog_count(opt.watchdog.max_overruns),
+        "watchdog.max_overruns = " + std::to_string(opt.watchdog.max_overruns));
+  check(limits::watchdog_count(opt.watchdog.leak_steps),
+        "watchdog.leak_steps = " + std::to_string(opt.watchdog.leak_steps));
   // Subsystems that share a CPU run one after the other within a macro step (always so
   // for a Gauss-Seidel chain), so their budgets must fit in H.
   if (!opt.threads.empty()) {
