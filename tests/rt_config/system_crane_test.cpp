@@ -235,7 +235,7 @@ void expect_statics(const param_set& hy, const std::string& sfx, double fh) {
 // Start values to something that is no equilibrium, so the test sees what apply() wrote.
 void scramble(param_set& p) {
   for (auto& [k, v] : p)
-    if (k.find("0") != std::string::npos && k.rfind("theta", 0) != 0) v = 1.0;
+    if (k.find('0') != std::string::npos && k.rfind("theta", 0) != 0) v = 1.0;
 }
 
 double round4(double v) {

@@ -9,6 +9,8 @@
 
 namespace cosim::cli {
 
+struct json_member;
+
 struct json_value {
   enum class kind { null, boolean, number, string, array, object };
   kind k = kind::null;
@@ -16,11 +18,20 @@ struct json_value {
   double num = 0.0;
   std::string str;  // string; for numbers, the literal as written
   std::vector<json_value> arr;
-  std::vector<std::pair<std::string, json_value>> obj;
+  // A vector may hold an incomplete type (json_member is defined below); a std::pair of
+  // this still incomplete struct may not (clang rejects it).
+  std::vector<json_member> obj;
 
   [[nodiscard]] const json_value* find(const std::string& key) const;
   /// Compact JSON text of this value.
   [[nodiscard]] std::string dump() const;
+};
+
+/// One key of an object, in file order.
+struct json_member {
+  json_member(std::string k, json_value v) : first(std::move(k)), second(std::move(v)) {}
+  std::string first;
+  json_value second;
 };
 
 /// Parses `text`; throws std::runtime_error with the offset and what was expected.

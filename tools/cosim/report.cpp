@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -257,7 +258,8 @@ std::string legend(const std::vector<std::pair<std::string, std::string>>& items
 std::string time_plot(const std::string& id, const std::string& title,
                       const std::vector<series>& lines, const std::vector<hline>& limits,
                       double stop_time) {
-  double t0 = INFINITY, t1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  double t0 = inf, t1 = -inf, y0 = inf, y1 = -inf;
   for (const auto& s : lines) {
     for (std::size_t i = 0; i < s.t->size() && i < s.y.size(); ++i) {
       if (!std::isfinite(s.y[i])) continue;
