@@ -206,7 +206,8 @@ class xml_file {
   }
 
   [[nodiscard]] std::int64_t to_int(const pugi::xml_node& n, const char* attr) const {
-    std::string_view s = trim(required(n, attr));
+    const std::string raw = required(n, attr);  // s views into it: keep it alive
+    std::string_view s = trim(raw);
     if (!s.empty() && s.front() == '+') s.remove_prefix(1);
     std::int64_t v = 0;
     const auto res = std::from_chars(s.data(), s.data() + s.size(), v);
