@@ -122,11 +122,11 @@ void config_reader::apply_overrides(const std::vector<std::string>& sets) {
         toml::node* arr = t->get(name);
         COSIM_INPUT_CHECK(used > 0 && used == parts[i].size() - lb - 2, errc::config_key,
                           "--set " + kv + ": malformed index in '" + parts[i] + "'");
-        COSIM_INPUT_CHECK(arr != nullptr && arr->is_array_of_tables() &&
-                              idx < arr->as_array()->size(),
-                          errc::config_key,
-                          "--set " + kv + ": " + file_ + " has no " + parts[i] +
-                              " (the file must already have that [[" + name + "]] table)");
+        COSIM_INPUT_CHECK(
+            arr != nullptr && arr->is_array_of_tables() && idx < arr->as_array()->size(),
+            errc::config_key,
+            "--set " + kv + ": " + file_ + " has no " + parts[i] +
+                " (the file must already have that [[" + name + "]] table)");
         t = (*arr->as_array())[idx].as_table();
         continue;
       }

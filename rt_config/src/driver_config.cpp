@@ -168,8 +168,8 @@ bool connect_driver_source(const scenario& sc, built_scenario& b, const std::str
 void connect_driver_channel(const scenario& sc, built_scenario& b, const std::string& ref,
                             const std::string& target, double initial) {
   const auto dot = ref.find('.');
-  COSIM_INPUT_CHECK(dot != std::string::npos && dot > 0 && dot + 1 < ref.size(),
-                    errc::config_value, "\"driver:" + ref + "\" must be driver:NAME.CHANNEL");
+  COSIM_INPUT_CHECK(dot != std::string::npos && dot > 0 && dot + 1 < ref.size(), errc::config_value,
+                    "\"driver:" + ref + "\" must be driver:NAME.CHANNEL");
   const std::string drv = ref.substr(0, dot);
   const std::string channel = ref.substr(dot + 1);
   // The scenario says which subsystems are input drivers (their names are unique).

@@ -139,7 +139,8 @@ std::string system_toml(const scenario& sc) {
     if (!driver) order.push_back(n);
   }
   o << "order = " << strs(order) << "\n";
-  if (sc.run.output_interval > 0.0) o << "output_interval = " << num(sc.run.output_interval) << "\n";
+  if (sc.run.output_interval > 0.0)
+    o << "output_interval = " << num(sc.run.output_interval) << "\n";
   if (sc.rt.ring_capacity != realtime_config{}.ring_capacity)
     o << "ring_capacity = " << sc.rt.ring_capacity << "\n";
   if (!sc.rt.lock_memory) o << "lock_memory = false\n";

@@ -6,9 +6,9 @@
 #include "cosim/rt_config/config_reader.hpp"
 #include "cosim/rt_config/driver_wiring.hpp"
 #include "cosim/rt_config/model_registry.hpp"
+#include "cosim/rt_config/type_registry.hpp"
 #include "cosim/runtime/json_writer.hpp"
 #include "cosim/runtime/limits.hpp"
-#include "cosim/rt_config/type_registry.hpp"
 #include "cosim/runtime/scheme.hpp"
 #include "ssp_reader.hpp"
 #include "system_file.hpp"
@@ -105,8 +105,9 @@ scenario read(config_reader& r) {
   if (r.has("model") || !r.has("subsystems")) {
     // A preset: a [model] that expands into the open description.
     if (r.has("subsystems"))
-      r.fail("subsystems", "a file is either a preset ([model]) or a system ([subsystems.*]), "
-                           "not both");
+      r.fail("subsystems",
+             "a file is either a preset ([model]) or a system ([subsystems.*]), "
+             "not both");
     sc.preset = true;
     sc.model = r.get_string("model.name");
     model = find_model(sc.model);
@@ -195,7 +196,8 @@ scenario read(config_reader& r) {
     if (r.has("run.scheme") && sc.run.scheme != scheme_kind::gauss_seidel)
       r.fail("run.sync", std::string("is a Gauss-Seidel order; remove run.scheme = \"") +
                              to_string(sc.run.scheme) + "\"");
-    sc.run.sync = *sync == "slowest-first" ? scheme::sync::slowest_first : scheme::sync::fastest_first;
+    sc.run.sync =
+        *sync == "slowest-first" ? scheme::sync::slowest_first : scheme::sync::fastest_first;
     sc.run.scheme = scheme_kind::gauss_seidel;
     sc.run.order = names;
     std::stable_sort(sc.run.order.begin(), sc.run.order.end(),
@@ -324,12 +326,14 @@ std::vector<key_doc> documented_keys() {
       {"initialization[i].type, .<role>",
        "[[initialization]]: a step computing start values across subsystems, e.g. "
        "crane.equilibrium (003 Sect. 1.3) with multibody = \"mbs\", hydraulics = \"hyd\""},
-      {"connections[i].from, .to", "[[connections]]: \"subsystem.output\" -> \"subsystem.input\"; "
-                                   "units must match; each input fed once"},
+      {"connections[i].from, .to",
+       "[[connections]]: \"subsystem.output\" -> \"subsystem.input\"; "
+       "units must match; each input fed once"},
       {"connections[i].extrapolation", "that input's order 0-4 (default: [coupling])"},
       {"connections[i].hold", "true: hold the last value (ZOH whatever [coupling] says)"},
       {"bonds[i].name, .terms",
-       "[[bonds]]: power bond, terms = [{effort = \"a.x -> b.y\", flow = \"b.z -> a.w\", gain = 1}] "
+       "[[bonds]]: power bond, terms = [{effort = \"a.x -> b.y\", flow = \"b.z -> a.w\", gain = "
+       "1}] "
        "(000 Sect. 3.1)"},
       {"sources[i].to, .signal",
        "[[sources]]: manoeuvre:M1|M2|hold|M1_kappa2, step|ramp|impulse|sine (002, with amplitude, "
@@ -506,7 +510,7 @@ std::string to_json(const scenario& sc) {
       .value(sc.run.output_interval > 0 ? sc.run.output_interval : sc.run.macro_step);
   if (sc.run.sync)
     j.key("sync").value(*sc.run.sync == scheme::sync::slowest_first ? "slowest-first"
-                                                                   : "fastest-first");
+                                                                    : "fastest-first");
   j.end_object();
   for (const auto& [name, cfg] : sc.subsystems) {
     j.key(name).begin_object();

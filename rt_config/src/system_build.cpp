@@ -305,7 +305,8 @@ void build_system(const scenario& sc, built_scenario& b) {
   // values, which the file must then leave to them.
   for (const auto& in : spec.initialization) {
     const init_type* t = find_init_type(in.type);
-    if (t == nullptr) fail(in.at, in.at.key + ".type", "unknown initialisation \"" + in.type + "\"");
+    if (t == nullptr)
+      fail(in.at, in.at.key + ".type", "unknown initialisation \"" + in.type + "\"");
     std::map<std::string, param_set*> by_role;
     for (const auto& role : t->roles) {
       const auto it = in.roles.find(role.name);
@@ -335,16 +336,16 @@ void build_system(const scenario& sc, built_scenario& b) {
   for (std::size_t i = 0; i < spec.subsystems.size(); ++i) {
     const subsystem_decl& d = spec.subsystems[i];
     const auto it = sc.subsystems.find(d.name);
-    const std::string integrator =
-        it != sc.subsystems.end() && !it->second.integrator.empty() ? it->second.integrator
-                                                                    : types[i]->integrators.front();
+    const std::string integrator = it != sc.subsystems.end() && !it->second.integrator.empty()
+                                       ? it->second.integrator
+                                       : types[i]->integrators.front();
     try {
       sys.add(types[i]->create(d.name, params[i], integrator));
       // The run's length as the executors round it: whole macro steps.
       if (types[i]->prepare)
-        types[i]->prepare(sys.at(sys.size() - 1),
-                          std::ceil(sc.run.duration / sc.run.macro_step - 1e-9) *
-                              sc.run.macro_step);
+        types[i]->prepare(
+            sys.at(sys.size() - 1),
+            std::ceil(sc.run.duration / sc.run.macro_step - 1e-9) * sc.run.macro_step);
     } catch (const error& e) {
       fail(d.at, d.at.key, e.what());
     }
@@ -360,9 +361,8 @@ void build_system(const scenario& sc, built_scenario& b) {
     if (d.signal.rfind("driver:", 0) == 0) {
       const auto st = type != nullptr ? type->start_params.find(in.desc().name)
                                       : decltype(type->start_params.end()){};
-      double initial = type != nullptr && st != type->start_params.end()
-                           ? real_param(*ps, st->second)
-                           : 0.0;
+      double initial =
+          type != nullptr && st != type->start_params.end() ? real_param(*ps, st->second) : 0.0;
       if (type != nullptr && st == type->start_params.end()) {
         const auto is = type->input_starts.find(in.desc().name);
         if (is != type->input_starts.end()) initial = is->second;
@@ -417,8 +417,8 @@ void build_system(const scenario& sc, built_scenario& b) {
     try {
       sys.add_probe(r.as.empty() ? r.ref : r.as, r.ref);
     } catch (const error& e) {
-      throw error(errc::config_value, sc.file + ": output.record[" + std::to_string(i) +
-                                          "] = \"" + r.ref + "\": " + e.what());
+      throw error(errc::config_value, sc.file + ": output.record[" + std::to_string(i) + "] = \"" +
+                                          r.ref + "\": " + e.what());
     }
   }
   add_drivers(sc, b);  // no-op for drivers a source already added
@@ -439,11 +439,10 @@ void build_system(const scenario& sc, built_scenario& b) {
         unfed += (unfed.empty() ? "" : ", ") + ref_of(sys, s, i, true);
       }
   if (!unfed.empty())
-    throw error(errc::config_value, where + ": input" +
-                                        (unfed.find(',') != std::string::npos ? "s " : " ") +
-                                        unfed +
-                                        " fed by nothing: add a [[connections]] or [[sources]] "
-                                        "entry for each");
+    throw error(errc::config_value,
+                where + ": input" + (unfed.find(',') != std::string::npos ? "s " : " ") + unfed +
+                    " fed by nothing: add a [[connections]] or [[sources]] "
+                    "entry for each");
   check_loops(sc, sys);
 }
 

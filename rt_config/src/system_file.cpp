@@ -136,8 +136,8 @@ std::vector<std::string> read_system_subsystems(config_reader& r, scenario& sc) 
       t = find_subsystem_type(d.type);
     }
     if (t == nullptr)
-      r.fail(key + ".type", "unknown subsystem type (known: " + known_types() +
-                                "; `cosim types` describes them)");
+      r.fail(key + ".type",
+             "unknown subsystem type (known: " + known_types() + "; `cosim types` describes them)");
     if (const toml::node* p = r.table().at_path(key + ".parameters").node()) {
       if (!p->is_table()) r.fail(key + ".parameters", "must be a table of parameters");
       for (const auto& [k, v] : *p->as_table()) {

@@ -26,8 +26,8 @@ std::string quoted(const std::string& s) {
 std::string range_text(const param_decl& d) {
   const bool lo = std::isfinite(d.min), hi = std::isfinite(d.max);
   if (lo && hi)
-    return (d.min_exclusive ? "> " : "from ") + format_double(d.min) + (d.min_exclusive ? " and <= " : " to ") +
-           format_double(d.max);
+    return (d.min_exclusive ? "> " : "from ") + format_double(d.min) +
+           (d.min_exclusive ? " and <= " : " to ") + format_double(d.max);
   if (lo) return std::string(d.min_exclusive ? "> " : ">= ") + format_double(d.min);
   if (hi) return "<= " + format_double(d.max);
   return "any finite number";
@@ -124,9 +124,9 @@ param_set resolve_parameters(const subsystem_type& t, const param_set& given,
       std::string list;
       for (const auto& d : t.parameters) list += (list.empty() ? "" : ", ") + d.name;
       throw error(errc::config_key, where + ": " + key + "." + name + ": type " + quoted(t.name) +
-                                        " has no parameter " + quoted(name) + " (parameters: " +
-                                        (list.empty() ? "none" : list) + "; see `cosim types " +
-                                        t.name + "`)");
+                                        " has no parameter " + quoted(name) +
+                                        " (parameters: " + (list.empty() ? "none" : list) +
+                                        "; see `cosim types " + t.name + "`)");
     }
   }
   param_set out;
@@ -135,8 +135,8 @@ param_set resolve_parameters(const subsystem_type& t, const param_set& given,
     const auto it = given.find(d.name);
     param_value v = it != given.end() ? it->second : d.def;
     auto bad = [&](const std::string& why) {
-      throw error(errc::config_value, where + ": " + k + ": " + why + " (see `cosim types " +
-                                          t.name + "`)");
+      throw error(errc::config_value,
+                  where + ": " + k + ": " + why + " (see `cosim types " + t.name + "`)");
     };
     // Integers are numbers too (TOML `m = 1`).
     if (d.kind == param_kind::real && std::holds_alternative<std::int64_t>(v))

@@ -196,8 +196,9 @@ void validate_threaded(const system& sys, const run_plan& plan, const threaded_o
   };
   check(limits::ring_capacity(static_cast<std::int64_t>(opt.ring_capacity)),
         "run.ring_capacity = " + std::to_string(opt.ring_capacity));
-  COSIM_INPUT_CHECK(opt.record_capacity >= 2 && (opt.record_capacity & (opt.record_capacity - 1)) == 0,
-                    errc::config_value, "record ring capacity must be a power of two");
+  COSIM_INPUT_CHECK(
+      opt.record_capacity >= 2 && (opt.record_capacity & (opt.record_capacity - 1)) == 0,
+      errc::config_value, "record ring capacity must be a power of two");
   for (std::size_t i = 0; i < opt.threads.size(); ++i) {
     const thread_setup& t = opt.threads[i];
     const std::string who = "threads." + sys.at(i).name();

@@ -121,9 +121,8 @@ TEST(SystemFile, BaseSystemBuildsWithItsColumnsAndBond) {
 
 TEST(SystemFile, UnknownType) {
   temp_dir dir;
-  const std::string t =
-      replace(base, "[subsystems.mass2]\ntype = \"oscillator.mass\"",
-              "[subsystems.mass2]\ntype = \"oscillator.spring\"");
+  const std::string t = replace(base, "[subsystems.mass2]\ntype = \"oscillator.mass\"",
+                                "[subsystems.mass2]\ntype = \"oscillator.spring\"");
   expect_names(error_of(dir, t), line_of(t, "oscillator.spring"), "subsystems.mass2.type",
                "unknown subsystem type");
 }
@@ -157,7 +156,8 @@ TEST(SystemFile, InputFedByNothing) {
   temp_dir dir;
   const std::string t =
       replace(base, "[[connections]]\nfrom = \"mass2.v\"\nto = \"mass1.v2\"\n", "");
-  const std::string bad = replace(t, "flow = \"mass2.v -> mass1.v2\"", "flow = \"mass2.x -> mass1.x2\"");
+  const std::string bad =
+      replace(t, "flow = \"mass2.v -> mass1.v2\"", "flow = \"mass2.x -> mass1.x2\"");
   expect_names(error_of(dir, bad), line_of(bad, "[subsystems.mass1]"), "mass1.v2",
                "fed by nothing");
 }
@@ -166,13 +166,12 @@ TEST(SystemFile, BondThatDoesNotPairUp) {
   temp_dir dir;
   // The flow must run back from the effort's consumer (mass2) to its producer (mass1);
   // mass1.f -> mass2.f1 as its own flow runs the same way.
-  const std::string t = replace(base, "flow = \"mass2.v -> mass1.v2\"",
-                                "flow = \"mass1.f -> mass2.f1\"");
-  expect_names(error_of(dir, t), line_of(t, "[[bonds]]"), "bonds[0].terms[0]",
-               "do not pair up");
+  const std::string t =
+      replace(base, "flow = \"mass2.v -> mass1.v2\"", "flow = \"mass1.f -> mass2.f1\"");
+  expect_names(error_of(dir, t), line_of(t, "[[bonds]]"), "bonds[0].terms[0]", "do not pair up");
   // A term must name one of the connections.
-  const std::string u = replace(base, "flow = \"mass2.v -> mass1.v2\"",
-                                "flow = \"mass2.x -> mass1.v2\"");
+  const std::string u =
+      replace(base, "flow = \"mass2.v -> mass1.v2\"", "flow = \"mass2.x -> mass1.v2\"");
   expect_names(error_of(dir, u), line_of(u, "[[bonds]]"), "bonds[0].terms[0].flow",
                "is not one of the [[connections]]");
 }
@@ -238,17 +237,16 @@ TEST(SystemFile, ConnectionOrdersOverrideCoupling) {
 TEST(SystemFile, UnknownKeyInAConnection) {
   temp_dir dir;
   const std::string t = replace(base, "to = \"mass1.x2\"", "to = \"mass1.x2\"\norder = 1");
-  expect_names(error_of(dir, t), line_of(t, "order = 1"), "connections[0].order",
-               "unknown key");
+  expect_names(error_of(dir, t), line_of(t, "order = 1"), "connections[0].order", "unknown key");
 }
 
 TEST(SystemFile, CommandLineExitsTwoAndWritesNothing) {
   temp_dir dir;
-  const std::string sys = dir.file(
-      "sys.toml", replace(base, "to = \"mass1.x2\"", "to = \"mass1.x9\""));
+  const std::string sys =
+      dir.file("sys.toml", replace(base, "to = \"mass1.x2\"", "to = \"mass1.x9\""));
   const std::string out = dir / "out";
-  const std::string cmd = std::string(COSIM_EXE) + " run " + sys + " --out " + out + " 2>" +
-                          (dir / "err.txt");
+  const std::string cmd =
+      std::string(COSIM_EXE) + " run " + sys + " --out " + out + " 2>" + (dir / "err.txt");
   const int rc = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(rc));
   EXPECT_EQ(WEXITSTATUS(rc), 2);
@@ -280,12 +278,12 @@ TEST(SystemFile, ReadmeExampleEqualsItsPreset) {
   temp_dir dir;
   const std::string sys = dir.file("readme.toml", text.substr(begin + 8, end - begin - 8));
   const std::string exe = COSIM_EXE;
-  const std::string preset = std::string(COSIM_SOURCE_DIR) +
-                             "/rt_config/scenarios/oscillator2_fd_case1.toml";
+  const std::string preset =
+      std::string(COSIM_SOURCE_DIR) + "/rt_config/scenarios/oscillator2_fd_case1.toml";
   ASSERT_EQ(std::system((exe + " run " + sys + " --out " + (dir / "a") + " >/dev/null").c_str()),
             0);
-  ASSERT_EQ(
-      std::system((exe + " run " + preset + " --out " + (dir / "b") + " >/dev/null").c_str()), 0);
+  ASSERT_EQ(std::system((exe + " run " + preset + " --out " + (dir / "b") + " >/dev/null").c_str()),
+            0);
   std::ifstream a(dir / "a/results.csv"), b(dir / "b/results.csv");
   const std::string ta((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
   const std::string tb((std::istreambuf_iterator<char>(b)), std::istreambuf_iterator<char>());

@@ -41,8 +41,7 @@ TEST(Limits, InternalStepAgainstTheMacroStep) {
   EXPECT_NE(limits::internal_step(to_duration(3e-4), H, false).find("does not divide"),
             std::string::npos);
   EXPECT_EQ(limits::internal_step(to_duration(3e-4), H, true), "");  // own grid (004 Sect. 2)
-  EXPECT_NE(limits::internal_step(to_duration(2e-3), H, false).find("larger"),
-            std::string::npos);
+  EXPECT_NE(limits::internal_step(to_duration(2e-3), H, false).find("larger"), std::string::npos);
   EXPECT_NE(limits::internal_step(duration{0}, H, true), "");
   // The bound on internal steps per macro step, exactly at and one past it.
   const duration h{10};

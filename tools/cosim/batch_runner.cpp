@@ -74,8 +74,7 @@ void take_outcome(batch_result& r, const run_outcome& o) {
 
 }  // namespace
 
-batch_result run_one(const std::string& scenario, const batch_run& run,
-                     const stop_source& stop) {
+batch_result run_one(const std::string& scenario, const batch_run& run, const stop_source& stop) {
   batch_result r;
   r.started = true;
   const auto w0 = std::chrono::steady_clock::now();
@@ -116,8 +115,7 @@ void parallel_for(std::size_t n, int jobs, const std::function<void(std::size_t)
                   const stop_source& stop) {
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
-    for (std::size_t i = next.fetch_add(1); i < n && !stop.stop_requested();
-         i = next.fetch_add(1))
+    for (std::size_t i = next.fetch_add(1); i < n && !stop.stop_requested(); i = next.fetch_add(1))
       job(i);
   };
   const std::size_t threads = std::min(static_cast<std::size_t>(std::max(1, jobs)), n);

@@ -31,8 +31,8 @@ command add_compare_command(CLI::App& app);
 command add_tune_command(CLI::App& app);  // tune_command.cpp (002 Sect. 2.4)
 command add_reference_command(CLI::App& app);
 command add_sweep_command(CLI::App& app);
-command add_doctor_command(CLI::App& app);  // doctor_command.cpp (doctor.hpp)
-command add_types_command(CLI::App& app);   // types_command.cpp (type_registry.hpp)
+command add_doctor_command(CLI::App& app);   // doctor_command.cpp (doctor.hpp)
+command add_types_command(CLI::App& app);    // types_command.cpp (type_registry.hpp)
 command add_inspect_command(CLI::App& app);  // inspect_command.cpp (an FMU's declarations)
 // report_command.cpp (report.hpp)
 command add_report_command(CLI::App& app);

@@ -81,10 +81,11 @@ tune_options read_options(const tune_request& req, const config::scenario& sc) {
   // The search varies a preset's model keys (model.manoeuvre for the 002 test inputs,
   // model.interface); a system file has its signals in [[sources]] instead.
   if (!sc.preset)
-    refuse(sc.file + ": cosim tune searches the step of a [model] preset (it sets "
-                     "model.manoeuvre and model.interface); this is a system file. Use "
-                     "`cosim sweep --key run.macro_step` on it, or tune the [model] preset it was "
-                     "written from");
+    refuse(sc.file +
+           ": cosim tune searches the step of a [model] preset (it sets "
+           "model.manoeuvre and model.interface); this is a system file. Use "
+           "`cosim sweep --key run.macro_step` on it, or tune the [model] preset it was "
+           "written from");
   const config::model_entry* model = config::find_model(sc.model);
   auto pos = [&](const std::string& key, double& v) {
     if (auto x = r.opt_double(key)) {

@@ -69,10 +69,11 @@ void print_type(const config::subsystem_type& t) {
               format_double(t.default_step(1e-3, defaults)).c_str());
   std::printf("  parameters ([subsystems.NAME.parameters]):\n");
   for (const auto& d : t.parameters) {
-    std::printf("    %-18s %-16s default %s", d.name.c_str(),
-                (std::string(config::to_string(d.kind)) + (d.unit.empty() ? "" : " [" + d.unit + "]"))
-                    .c_str(),
-                value_text(d.def).c_str());
+    std::printf(
+        "    %-18s %-16s default %s", d.name.c_str(),
+        (std::string(config::to_string(d.kind)) + (d.unit.empty() ? "" : " [" + d.unit + "]"))
+            .c_str(),
+        value_text(d.def).c_str());
     const std::string range = range_text(d);
     if (!range.empty()) std::printf(", %s", range.c_str());
     if (d.start_value) std::printf(", start value");
@@ -83,9 +84,9 @@ void print_type(const config::subsystem_type& t) {
   for (std::size_t i = 0; i < instance->input_count(); ++i) {
     const port_desc& p = instance->input(i).desc();
     const auto sp = t.start_params.find(p.name);
-    std::printf("    input  %-10s [%s] %s%s\n", p.name.c_str(), p.unit.c_str(), role_text(p.role),
-                sp != t.start_params.end() ? (", start value: parameter " + sp->second).c_str()
-                                           : "");
+    std::printf(
+        "    input  %-10s [%s] %s%s\n", p.name.c_str(), p.unit.c_str(), role_text(p.role),
+        sp != t.start_params.end() ? (", start value: parameter " + sp->second).c_str() : "");
   }
   for (std::size_t o = 0; o < instance->output_count(); ++o) {
     const port_desc& p = instance->output_desc(o);

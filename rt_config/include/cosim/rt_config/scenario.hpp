@@ -25,11 +25,11 @@ const char* to_string(run_mode m) noexcept;
 
 struct run_config {
   run_mode mode = run_mode::offline;
-  double duration = 10.0;          // [s]
-  double macro_step = 1e-3;        // H [s]
+  double duration = 10.0;    // [s]
+  double macro_step = 1e-3;  // H [s]
   scheme_kind scheme = scheme_kind::jacobi;
-  std::vector<std::string> order;  // Gauss-Seidel order (subsystem names)
-  double output_interval = 0.0;    // [s]; 0 = every macro step
+  std::vector<std::string> order;    // Gauss-Seidel order (subsystem names)
+  double output_interval = 0.0;      // [s]; 0 = every macro step
   std::optional<scheme::sync> sync;  // Gauss-Seidel order by step size (004 Sect. 2.1)
 };
 
