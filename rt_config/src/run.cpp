@@ -161,6 +161,7 @@ run_report run_scenario(const run_request& req, const stop_source* stop) {
     rep.outcome = run_offline(built->sys, built->plan, built->limits, sink, stop);
   } else {
     threaded_options opt = make_threaded_options(rep.sc, *built);
+    opt.observer = req.observer;
     if (rep.sc.rt.timing_csv) opt.timing_csv = folder.file("timing.csv").string();
     if (rep.sc.rt.trace) opt.trace_json = folder.file("trace.json").string();
     rep.outcome = run_threaded(built->sys, built->plan, built->limits, sink, opt, stop);

@@ -52,6 +52,7 @@ struct step_record {
   std::int64_t wake_latency_ns = 0;
   std::int64_t exec_ns = 0;
   std::int64_t begin_ns = 0;  // CLOCK_MONOTONIC start of the step (trace)
+  std::int64_t release_ns = 0;  // realtime: release time on the schedule (observer's slack)
   std::uint32_t ok = 0;
   std::uint32_t count = 0;
   std::uint32_t overrun = 0;  // realtime: this thread's step was an overrun
@@ -316,6 +317,14 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
   rt_log_channel& watchdog_log = drain.add_channel("watchdog");
 
   sink.begin(columns);
+  // end() on every way out, the exceptional ones included: the observer may hold `sys`.
+  struct observer_end {
+    timing_observer* o;
+    ~observer_end() {
+      if (o != nullptr) o->end();
+    }
+  } observer_guard{opt.observer};
+  if (opt.observer != nullptr) opt.observer->begin(sys);
   initialize_and_exchange(sys, plan);
   for (std::size_t i = 0; i < n_sub; ++i)
     for (std::size_t o = 0; o < sys.at(i).output_count(); ++o)
@@ -357,6 +366,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
           shift = now_shift;
         }
         woke = monotonic_now_ns();
+        rec.release_ns = release;
         rec.wake_latency_ns = woke - release;
         w.wake.record_ns(rec.wake_latency_ns);
       }
@@ -558,6 +568,25 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
     sleep_until_ns(std::min(next, now + max_recorder_sleep_ns));  // stop requests stay prompt
   };
 
+  // Live view: per-thread aggregates of the records mirrored below, handed over at most
+  // every observer_period_ns (allocated here, before the loop).
+  std::vector<thread_timing> interval(opt.observer != nullptr ? n_sub : 0);
+  std::int64_t next_observe = monotonic_now_ns() + opt.observer_period_ns;
+  auto observe = [&](const step_record& rec, thread_timing& it) noexcept {
+    it.wake_max_ns = std::max(it.wake_max_ns, rec.wake_latency_ns);
+    it.exec_max_ns = std::max(it.exec_max_ns, rec.exec_ns);
+    if (opt.realtime) {
+      const std::int64_t slack = rec.release_ns + H_ns - (rec.begin_ns + rec.exec_ns);
+      it.slack_min_ns = it.steps == 0 ? slack : std::min(it.slack_min_ns, slack);
+    }
+    it.overruns += rec.overrun;
+    ++it.steps;
+  };
+  auto hand_over = [&]() noexcept {
+    opt.observer->timing(interval);
+    std::fill(interval.begin(), interval.end(), thread_timing{});
+  };
+
   // Recording thread: one record per subsystem per step, then the shared accounting.
   time_point t = plan.start;
   bool running = true;
@@ -592,6 +621,11 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
                      static_cast<double>(rec.exec_ns) * 1e-3, rec.overrun, rec.skipped);
       trace.step(w->index, n, to_seconds(t + plan.macro_step), rec.begin_ns, rec.exec_ns,
                  rec.wake_latency_ns, opt.realtime, rec.overrun != 0, rec.skipped);
+      if (opt.observer != nullptr) observe(rec, interval[w->index]);
+    }
+    if (opt.observer != nullptr && monotonic_now_ns() >= next_observe) {
+      hand_over();
+      next_observe = monotonic_now_ns() + opt.observer_period_ns;
     }
     if (!running) break;
     mon.close_step(plan.macro_step);
@@ -603,6 +637,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
     }
     if (run_stop.stop_requested() && run_stop.cause() != stop_cause::model_end) running = false;
   }
+  if (opt.observer != nullptr) hand_over();  // the last partial interval
   stopped = stopped || out.macro_steps < steps;
   // Threads only stop early for a raised cause; should one not, the run is no success.
   if (stopped) run_stop.raise(stop_cause::error);

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "commands.hpp"
+#include "dashboard.hpp"
 #include "cosim/drivers/udp_driver.hpp"
 #include "cosim/runtime/csv_writer.hpp"
 #include "cosim/runtime/error.hpp"
@@ -63,8 +64,18 @@ command add_run_command(CLI::App& app) {
                 "Print the scenario as a system file ([subsystems.*], [[connections]], ...) and "
                 "exit without running: a [model] preset shows its expansion. The printed file "
                 "runs to the same results.csv");
+  auto serve = std::make_shared<std::string>();
+  auto serve_any = std::make_shared<bool>(false);
+  run->add_option("--serve", *serve,
+                  "Serve a live dashboard during the run at [ADDR:]PORT (default address "
+                  "127.0.0.1; PORT 0 picks a free port). Prints the URL and the stop token "
+                  "(docs/dashboard.md)")
+      ->type_name("[ADDR:]PORT");
+  run->add_flag("--serve-any", *serve_any,
+                "Allow --serve on a non-loopback address (the page and its stop button are then "
+                "reachable from the network, guarded by the token only)");
   run->footer(keys_help());
-  return {run, [req, print_system] {
+  return {run, [req, print_system, serve, serve_any] {
             if (*print_system) {
               std::fputs(
                   config::system_toml(config::load_scenario(req->scenario, req->sets)).c_str(),
@@ -74,7 +85,32 @@ command add_run_command(CLI::App& app) {
             if (req->out_dir.empty())
               req->out_dir = "results/" + fs::path(req->scenario).stem().string();
             install_signal_handlers();
-            const run_report rep = run_scenario(*req, &operator_stop());
+            // --serve: bound before the run starts and before the results folder is
+            // touched, so a port in use ends here (exit 2) with nothing written.
+            std::unique_ptr<dashboard> dash;
+            if (!serve->empty()) {
+              const serve_options so = parse_serve(*serve, *serve_any);
+              const config::scenario sc = config::load_scenario(req->scenario, req->sets);
+              dash = std::make_unique<dashboard>(
+                  so, operator_stop(),
+                  dashboard_info{fs::path(req->scenario).stem().string(), to_string(sc.run.mode),
+                                 sc.run.macro_step, sc.run.duration,
+                                 sc.safety.energy_residual_limit, sc.safety.residual_power_limit});
+              std::printf("dashboard: %s\n  stop token: %s\n", dash->url().c_str(),
+                          dash->token().c_str());
+              std::fflush(stdout);
+              if (req->also == nullptr) req->also = &dash->rows();
+              req->observer = &dash->observer();
+              dash->start();
+            }
+            run_report rep;
+            try {
+              rep = run_scenario(*req, &operator_stop());
+            } catch (const std::exception& e) {
+              if (dash) dash->finish_error(e.what());
+              throw;
+            }
+            if (dash) dash->finish(rep.outcome);
             const run_outcome& o = rep.outcome;
             std::printf("%s: %s (%s) after %.6g s simulated in %.3g s wall, %lld macro steps\n",
                         req->scenario.c_str(), to_string(o.status), o.stop_reason.c_str(),

@@ -8,6 +8,10 @@
 #include "cosim/rt_config/scenario.hpp"
 #include "cosim/runtime/executor.hpp"
 
+namespace cosim {
+class timing_observer;  // threaded_executor.hpp
+}
+
 namespace cosim::config {
 
 struct run_request {
@@ -18,6 +22,9 @@ struct run_request {
   /// Optional, not owned: receives every row results.csv receives, so that a caller judging
   /// the run in memory (cosim sweep) need not read results.csv back.
   row_sink* also = nullptr;
+  /// Optional, not owned: the threaded executor's live per-thread timing (cosim run
+  /// --serve); offline runs have no threads and ignore it.
+  timing_observer* observer = nullptr;
 };
 
 struct run_report {

@@ -40,6 +40,36 @@ struct watchdog_setup {
   std::int64_t leak_steps = 100;   // one overrun forgiven per this many macro steps
 };
 
+/// Per-thread timing over the interval since the previous timing_observer::timing call.
+/// wake_max_ns and slack_min_ns are realtime only (0 in threaded mode, which has no
+/// schedule).
+struct thread_timing {
+  std::int64_t steps = 0;         // macro steps completed in the interval
+  std::int64_t wake_max_ns = 0;   // largest wake-up latency (release -> running)
+  std::int64_t exec_max_ns = 0;   // largest own step time (inputs present -> outputs out)
+  std::int64_t slack_min_ns = 0;  // smallest release + H - end of step; < 0: late
+  std::int64_t overruns = 0;      // steps of this thread counted as overruns
+};
+
+/// Optional live view of a threaded/realtime run (cosim run --serve): called on the
+/// recording thread (the caller's, never a subsystem thread) from the per-step records it
+/// mirrors anyway, so the real-time threads do nothing more.
+class timing_observer {
+ public:
+  timing_observer() = default;
+  timing_observer(const timing_observer&) = delete;
+  timing_observer& operator=(const timing_observer&) = delete;
+  virtual ~timing_observer() = default;
+  /// Before the subsystem threads start (may allocate); timing()'s span has sys.size()
+  /// entries, in subsystem order.
+  virtual void begin(const system& sys) = 0;
+  /// At most every threaded_options::observer_period_ns, and once at the end. Must neither
+  /// allocate nor block: it runs between the records of consecutive steps.
+  virtual void timing(std::span<const thread_timing> interval) noexcept = 0;
+  /// When run_threaded returns or throws (after begin()); `sys` may go away after.
+  virtual void end() noexcept = 0;
+};
+
 struct threaded_options {
   bool realtime = false;
   std::vector<thread_setup> threads;  // per subsystem index; empty = defaults
@@ -54,6 +84,8 @@ struct threaded_options {
   using thread_hook = void (*)(void* ctx, std::size_t subsystem, bool begin) noexcept;
   thread_hook hook = nullptr;
   void* hook_ctx = nullptr;
+  timing_observer* observer = nullptr;          // not owned; null = off
+  std::int64_t observer_period_ns = 40'000'000;  // 25 Hz
 };
 
 namespace detail {

@@ -1,0 +1,755 @@
+// Live bench dashboard (dashboard.hpp, docs/dashboard.md): Boost.Beast HTTP + WebSocket on
+// one io_context thread; rows and timing reach it through preallocated SPSC frame rings.
+#include "dashboard.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <fstream>
+#include <limits>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "cosim/rt_config/run.hpp"
+#include "cosim/runtime/error.hpp"
+#include "cosim/runtime/json_writer.hpp"
+#include "json_value.hpp"
+
+namespace cosim::cli {
+
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+std::int64_t now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Single producer (the recording thread), single consumer (the server thread); slots of
+// slot_size doubles, all allocated by reset() before the run.
+class frame_ring {
+ public:
+  void reset(std::size_t slot_size, std::size_t slots) {
+    slot_ = slot_size;
+    n_ = slots;
+    slab_.assign(slot_size * slots, 0.0);
+  }
+  [[nodiscard]] std::size_t slot_size() const noexcept { return slot_; }
+  /// The slot to fill, or null when full.
+  double* slot_for_push() noexcept {
+    const std::size_t h = head_.load(std::memory_order_relaxed);
+    if (h - tail_.load(std::memory_order_acquire) == n_) return nullptr;
+    return &slab_[(h % n_) * slot_];
+  }
+  void commit() noexcept { head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+  const double* front() noexcept {
+    const std::size_t t = tail_.load(std::memory_order_relaxed);
+    if (head_.load(std::memory_order_acquire) == t) return nullptr;
+    return &slab_[(t % n_) * slot_];
+  }
+  void pop() noexcept { tail_.store(tail_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+
+ private:
+  std::vector<double> slab_;
+  std::size_t slot_ = 0, n_ = 1;
+  alignas(64) std::atomic<std::size_t> head_{0};
+  alignas(64) std::atomic<std::size_t> tail_{0};
+};
+
+constexpr std::size_t ring_slots = 64;  // 2.5 s of frames at 25 Hz
+constexpr double inf = std::numeric_limits<double>::infinity();
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+// Row frame: [rows, wall_s, then per column min, max, last].
+void reset_rows(std::span<double> f) noexcept {
+  f[0] = 0.0;
+  for (std::size_t i = 2; i + 2 < f.size(); i += 3) {
+    f[i] = inf;
+    f[i + 1] = -inf;
+    f[i + 2] = nan;
+  }
+}
+void merge_rows(std::span<double> into, std::span<const double> f) noexcept {
+  into[0] += f[0];
+  into[1] = f[1];
+  for (std::size_t i = 2; i + 2 < f.size(); i += 3) {
+    into[i] = std::min(into[i], f[i]);
+    into[i + 1] = std::max(into[i + 1], f[i + 1]);
+    if (f[0] > 0) into[i + 2] = f[i + 2];
+  }
+}
+
+// Timing frame: [wall_s, then per thread steps, wake_max, exec_max, slack_min, overruns] (ns).
+constexpr std::size_t timing_fields = 5;
+// One thread's fields (at `into` and `f`): sums, maxima, the minimum slack of steps seen.
+void merge_thread(double* into, const double* f) noexcept {
+  if (f[0] == 0) return;
+  into[3] = into[0] == 0 ? f[3] : std::min(into[3], f[3]);
+  into[0] += f[0];
+  into[1] = std::max(into[1], f[1]);
+  into[2] = std::max(into[2], f[2]);
+  into[4] += f[4];
+}
+void merge_timing(std::span<double> into, std::span<const double> f) noexcept {
+  into[0] = f[0];
+  for (std::size_t i = 1; i + timing_fields <= f.size(); i += timing_fields)
+    merge_thread(&into[i], &f[i]);
+}
+
+std::string random_token() {
+  unsigned char bytes[16];
+  std::ifstream in("/dev/urandom", std::ios::binary);
+  in.read(reinterpret_cast<char*>(bytes), sizeof bytes);
+  COSIM_INPUT_CHECK(in.gcount() == static_cast<std::streamsize>(sizeof bytes), errc::io,
+                    "--serve: cannot read 16 random bytes from /dev/urandom for the stop token");
+  static const char* const hex = "0123456789abcdef";
+  std::string t;
+  for (unsigned char b : bytes) {
+    t += hex[b >> 4];
+    t += hex[b & 15];
+  }
+  return t;
+}
+
+// Time does not depend on where the first difference is.
+bool same_token(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size() || a.empty()) return false;
+  unsigned diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    diff |= static_cast<unsigned>(static_cast<unsigned char>(a[i]) ^
+                                  static_cast<unsigned char>(b[i]));
+  return diff == 0;
+}
+
+class ws_session;
+
+}  // namespace
+
+struct dashboard::impl {
+  impl(const serve_options& o, stop_source& s, dashboard_info i)
+      : opt(o), stop(s), info(std::move(i)), token(random_token()), acceptor(ioc), timer(ioc) {}
+
+  // ---- recording thread side
+  class rows_tap final : public row_sink {
+   public:
+    explicit rows_tap(impl& d) : d_(d) {}
+    void begin(std::span<const std::string> columns) override {
+      {
+        std::lock_guard lock(d_.info_mutex);
+        d_.columns.assign(columns.begin(), columns.end());
+        ++d_.info_version;
+      }
+      d_.row_ring.reset(2 + 3 * columns.size(), ring_slots);
+      acc_.assign(2 + 3 * columns.size(), 0.0);
+      reset_rows(acc_);
+      d_.wall0_ns.store(now_ns(), std::memory_order_relaxed);
+      next_ = now_ns() + d_.opt.period_ns;
+      d_.rows_ready.store(true, std::memory_order_release);
+    }
+    void write(std::span<const double> row) noexcept override {
+      acc_[0] += 1.0;
+      for (std::size_t c = 0; c < row.size() && 2 + 3 * c + 2 < acc_.size(); ++c) {
+        double* f = &acc_[2 + 3 * c];
+        f[0] = std::min(f[0], row[c]);
+        f[1] = std::max(f[1], row[c]);
+        f[2] = row[c];
+      }
+      const std::int64_t now = now_ns();
+      if (now >= next_ && publish(now)) next_ = now + d_.opt.period_ns;
+    }
+    void end() override {
+      // The last partial interval; a full ring gets a moment to drain (the run is over).
+      for (int i = 0; i < 200 && acc_.size() >= 2 && acc_[0] > 0 && !publish(now_ns()); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+
+   private:
+    // Full ring: keep merging into acc_ (nothing lost), retry at the next row.
+    bool publish(std::int64_t now) noexcept {
+      double* slot = d_.row_ring.slot_for_push();
+      if (slot == nullptr) return false;
+      acc_[1] = static_cast<double>(now - d_.wall0_ns.load(std::memory_order_relaxed)) * 1e-9;
+      std::copy(acc_.begin(), acc_.end(), slot);
+      d_.row_ring.commit();
+      reset_rows(acc_);
+      return true;
+    }
+    impl& d_;
+    std::vector<double> acc_;
+    std::int64_t next_ = 0;
+  };
+
+  class timing_tap final : public timing_observer {
+   public:
+    explicit timing_tap(impl& d) : d_(d) {}
+    void begin(const system& sys) override {
+      std::vector<std::string> names;
+      std::vector<std::size_t> stats;
+      for (std::size_t i = 0; i < sys.size(); ++i) {
+        names.push_back(sys.at(i).name());
+        if (sys.at(i).has_statistics()) stats.push_back(i);
+      }
+      {
+        std::lock_guard lock(d_.info_mutex);
+        d_.threads = std::move(names);
+        d_.stat_subsystems = std::move(stats);
+        d_.sys = &sys;
+        ++d_.info_version;
+      }
+      d_.timing_ring.reset(1 + timing_fields * sys.size(), ring_slots);
+      pending_.assign(1 + timing_fields * sys.size(), 0.0);
+      d_.timing_ready.store(true, std::memory_order_release);
+    }
+    void timing(std::span<const thread_timing> interval) noexcept override {
+      for (std::size_t i = 0; i < interval.size() && 1 + timing_fields * (i + 1) <= pending_.size();
+           ++i) {
+        const thread_timing& t = interval[i];
+        const double f[timing_fields] = {
+            static_cast<double>(t.steps), static_cast<double>(t.wake_max_ns),
+            static_cast<double>(t.exec_max_ns), static_cast<double>(t.slack_min_ns),
+            static_cast<double>(t.overruns)};
+        merge_thread(&pending_[1 + timing_fields * i], f);
+      }
+      pending_[0] =
+          static_cast<double>(now_ns() - d_.wall0_ns.load(std::memory_order_relaxed)) * 1e-9;
+      push();
+    }
+    void end() noexcept override {
+      for (int i = 0; i < 100 && has_pending() && !push(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      std::lock_guard lock(d_.info_mutex);
+      d_.sys = nullptr;  // the system goes away after the run
+    }
+
+   private:
+    bool has_pending() const noexcept {
+      for (std::size_t i = 1; i < pending_.size(); i += timing_fields)
+        if (pending_[i] != 0) return true;
+      return false;
+    }
+    bool push() noexcept {
+      double* slot = d_.timing_ring.slot_for_push();
+      if (slot == nullptr) return false;  // kept in pending_, merged with the next interval
+      std::copy(pending_.begin(), pending_.end(), slot);
+      d_.timing_ring.commit();
+      const double wall = pending_[0];
+      std::fill(pending_.begin(), pending_.end(), 0.0);
+      pending_[0] = wall;
+      return true;
+    }
+    impl& d_;
+    std::vector<double> pending_;
+  };
+
+  // ---- server thread side
+  void start_accept();
+  void tick();
+  void schedule_tick();
+  void send_data();
+  std::string hello_json();
+  void broadcast(const std::shared_ptr<const std::string>& msg, bool final);
+  void check_done();
+  void remove(ws_session* s);
+  bool request_stop(std::string_view tok, const char* via);
+
+  serve_options opt;
+  stop_source& stop;
+  dashboard_info info;
+  std::string token;
+  net::io_context ioc;
+  tcp::acceptor acceptor;
+  net::steady_timer timer;
+  std::thread thread;
+
+  rows_tap rows{*this};
+  timing_tap timing{*this};
+  frame_ring row_ring, timing_ring;
+  std::atomic<bool> rows_ready{false}, timing_ready{false};
+  std::atomic<std::int64_t> wall0_ns{now_ns()};
+
+  std::mutex info_mutex;  // columns, threads, sys: written by begin()/end(), read here
+  std::vector<std::string> columns, threads;
+  std::vector<std::size_t> stat_subsystems;
+  const system* sys = nullptr;
+  int info_version = 0;
+
+  // Server thread only.
+  int sent_version = -1;
+  std::vector<double> row_merge, timing_merge;
+  std::vector<std::int64_t> overruns_total;
+  std::vector<std::shared_ptr<ws_session>> sessions;
+  std::shared_ptr<const std::string> final_msg;
+
+  std::mutex done_mutex;
+  std::condition_variable done_cv;
+  bool done = false;
+};
+
+namespace {
+
+class ws_session : public std::enable_shared_from_this<ws_session> {
+ public:
+  ws_session(tcp::socket&& s, dashboard::impl& d) : ws_(std::move(s)), d_(d) {}
+
+  void run(http::request<http::string_body> req) {
+    ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+    ws_.read_message_max(4096);
+    ws_.async_accept(req, [self = shared_from_this()](beast::error_code ec) {
+      if (ec) return;
+      self->d_.sessions.push_back(self);
+      self->d_.sent_version = -1;  // a hello to everyone, this page included
+      self->read();
+    });
+  }
+
+  /// Queues `msg`; a page that cannot keep up loses data messages (never the final one).
+  void send(const std::shared_ptr<const std::string>& msg, bool final) {
+    if (!final && queue_.size() >= 64) return;
+    queue_.push_back({msg, final});
+    if (queue_.size() == 1) write();
+  }
+  [[nodiscard]] bool saw_final() const noexcept { return saw_final_; }
+
+ private:
+  void read() {
+    ws_.async_read(buf_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec) {
+        self->d_.remove(self.get());
+        return;
+      }
+      self->on_message(beast::buffers_to_string(self->buf_.data()));
+      self->buf_.consume(self->buf_.size());
+      self->read();
+    });
+  }
+
+  void on_message(const std::string& text) {
+    std::string reply;
+    try {
+      const json_value v = parse_json(text);
+      const json_value* type = v.find("type");
+      const json_value* tok = v.find("token");
+      if (type == nullptr || type->str != "stop") {
+        reply = R"j({"type":"error","message":"unknown request; the page sends {\"type\":\"stop\",\"token\":...}"})j";
+      } else if (d_.request_stop(tok != nullptr ? std::string_view(tok->str) : "", "page")) {
+        reply = R"j({"type":"stop_accepted"})j";
+      } else {
+        reply = R"j({"type":"error","message":"stop refused: the token is missing or wrong (cosim run prints it at start)"})j";
+      }
+    } catch (const std::exception&) {
+      reply = R"j({"type":"error","message":"request is not JSON"})j";
+    }
+    send(std::make_shared<const std::string>(std::move(reply)), false);
+  }
+
+  void write() {
+    ws_.text(true);
+    ws_.async_write(net::buffer(*queue_.front().first),
+                    [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                      if (ec) {
+                        self->d_.remove(self.get());
+                        return;
+                      }
+                      if (self->queue_.front().second) {
+                        self->saw_final_ = true;
+                        self->d_.check_done();
+                      }
+                      self->queue_.pop_front();
+                      if (!self->queue_.empty()) self->write();
+                    });
+  }
+
+  websocket::stream<beast::tcp_stream> ws_;
+  beast::flat_buffer buf_;
+  std::deque<std::pair<std::shared_ptr<const std::string>, bool>> queue_;
+  bool saw_final_ = false;
+  dashboard::impl& d_;
+};
+
+class http_session : public std::enable_shared_from_this<http_session> {
+ public:
+  http_session(tcp::socket&& s, dashboard::impl& d) : stream_(std::move(s)), d_(d) {}
+
+  void read() {
+    req_ = {};
+    stream_.expires_after(std::chrono::seconds(30));
+    http::async_read(stream_, buf_, req_,
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                       if (!ec) self->on_request();
+                     });
+  }
+
+ private:
+  void on_request() {
+    const std::string target(req_.target());
+    if (websocket::is_upgrade(req_)) {
+      // A page of another site (DNS rebinding, a cross-site WebSocket) has another Origin.
+      const auto origin = req_.find(http::field::origin);
+      const std::string host(req_[http::field::host]);
+      if (target != "/ws" || (origin != req_.end() && origin->value() != "http://" + host)) {
+        reply(http::status::forbidden, "text/plain", "WebSocket refused: path or origin\n");
+        return;
+      }
+      beast::get_lowest_layer(stream_).expires_never();
+      std::make_shared<ws_session>(stream_.release_socket(), d_)->run(std::move(req_));
+      return;
+    }
+    if (target == "/" || target == "/index.html") {
+      if (req_.method() != http::verb::get && req_.method() != http::verb::head) {
+        reply(http::status::method_not_allowed, "text/plain", "GET only\n");
+        return;
+      }
+      reply(http::status::ok, "text/html; charset=utf-8", dashboard_page());
+      return;
+    }
+    if (target == "/stop") {
+      if (req_.method() != http::verb::post) {
+        reply(http::status::method_not_allowed, "text/plain", "POST /stop with X-Cosim-Token\n");
+        return;
+      }
+      const auto tok = req_.find("X-Cosim-Token");
+      if (d_.request_stop(tok != req_.end() ? std::string_view(tok->value()) : "", "POST /stop")) {
+        reply(http::status::accepted, "text/plain", "stop requested\n");
+      } else {
+        reply(http::status::forbidden, "text/plain",
+              "stop refused: X-Cosim-Token is missing or wrong (cosim run prints it at start)\n");
+      }
+      return;
+    }
+    reply(http::status::not_found, "text/plain", "not found\n");
+  }
+
+  void reply(http::status st, const char* type, std::string body) {
+    auto res = std::make_shared<http::response<http::string_body>>(st, req_.version());
+    res->set(http::field::server, "cosim");
+    res->set(http::field::content_type, type);
+    res->set(http::field::cache_control, "no-store");
+    // Nothing but this origin: the page fetches nothing from the network.
+    res->set("Content-Security-Policy",
+             "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+             "img-src data:; connect-src 'self'");
+    res->keep_alive(req_.keep_alive());
+    if (req_.method() == http::verb::head) {
+      res->content_length(body.size());
+    } else {
+      res->body() = std::move(body);
+      res->prepare_payload();
+    }
+    http::async_write(stream_, *res,
+                      [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+                        if (!ec && res->keep_alive()) {
+                          self->read();
+                        } else {
+                          beast::error_code ignored;
+                          self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+                        }
+                      });
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buf_;
+  http::request<http::string_body> req_;
+  dashboard::impl& d_;
+};
+
+}  // namespace
+
+void dashboard::impl::start_accept() {
+  acceptor.async_accept([this](beast::error_code ec, tcp::socket s) {
+    if (ec) return;  // closed
+    std::make_shared<http_session>(std::move(s), *this)->read();
+    start_accept();
+  });
+}
+
+bool dashboard::impl::request_stop(std::string_view tok, const char* via) {
+  if (!same_token(tok, token)) {
+    std::fprintf(stderr, "cosim: dashboard: stop refused (%s): missing or wrong token\n", via);
+    return false;
+  }
+  // The same source and cause as SIGINT (run_command.cpp): summary.json says operator_signal.
+  stop.raise(stop_cause::operator_signal);
+  std::fprintf(stderr, "cosim: dashboard: stop requested (%s)\n", via);
+  return true;
+}
+
+std::string dashboard::impl::hello_json() {
+  json_writer j;
+  j.begin_object();
+  j.key("type").value("hello");
+  j.key("scenario").value(info.scenario);
+  j.key("mode").value(info.mode);
+  j.key("macro_step_s").value(info.macro_step_s);
+  j.key("duration_s").value(info.duration_s);
+  j.key("energy_limit_J").value(info.energy_limit_J);  // null when infinite: no limit
+  j.key("power_limit_W").value(info.power_limit_W);
+  std::lock_guard lock(info_mutex);
+  j.key("columns").begin_array();
+  for (const auto& c : columns) j.value(c);
+  j.end_array();
+  j.key("threads").begin_array();
+  for (const auto& t : threads) j.value(t);
+  j.end_array();
+  sent_version = info_version;
+  j.end_object();
+  return j.str();
+}
+
+void dashboard::impl::broadcast(const std::shared_ptr<const std::string>& msg, bool final) {
+  for (auto& s : sessions) s->send(msg, final);
+}
+
+void dashboard::impl::send_data() {
+  // Drain both rings into one message per tick.
+  bool any = false;
+  if (rows_ready.load(std::memory_order_acquire)) {
+    if (row_merge.size() != row_ring.slot_size()) {
+      row_merge.assign(row_ring.slot_size(), 0.0);
+      reset_rows(row_merge);
+    }
+    for (const double* f = row_ring.front(); f != nullptr; f = row_ring.front()) {
+      merge_rows(row_merge, std::span<const double>(f, row_merge.size()));
+      row_ring.pop();
+      any = true;
+    }
+  }
+  if (timing_ready.load(std::memory_order_acquire)) {
+    if (timing_merge.size() != timing_ring.slot_size()) {
+      timing_merge.assign(timing_ring.slot_size(), 0.0);
+      overruns_total.assign((timing_merge.size() - 1) / timing_fields, 0);
+    }
+    for (const double* f = timing_ring.front(); f != nullptr; f = timing_ring.front()) {
+      merge_timing(timing_merge, std::span<const double>(f, timing_merge.size()));
+      timing_ring.pop();
+      any = true;
+    }
+  }
+  if (!any) return;
+  json_writer j;
+  j.begin_object();
+  j.key("type").value("data");
+  const double row_wall = row_merge.size() >= 2 ? row_merge[1] : 0.0;
+  const double timing_wall = timing_merge.empty() ? 0.0 : timing_merge[0];
+  j.key("wall_s").value(std::max(row_wall, timing_wall));
+  j.key("rows").value(static_cast<std::int64_t>(row_merge.empty() ? 0 : row_merge[0]));
+  if (!row_merge.empty() && row_merge[0] > 0) {
+    j.key("sim_s").value(row_merge[4]);  // last value of column 0, t
+    for (int part = 0; part < 3; ++part) {
+      j.key(part == 0 ? "min" : part == 1 ? "max" : "last").begin_array();
+      for (std::size_t i = 2 + static_cast<std::size_t>(part); i < row_merge.size(); i += 3)
+        j.value(row_merge[i]);
+      j.end_array();
+    }
+  }
+  if (!timing_merge.empty()) {
+    j.key("threads").begin_array();
+    for (std::size_t k = 0; k < overruns_total.size(); ++k) {
+      const double* f = &timing_merge[1 + timing_fields * k];
+      overruns_total[k] += static_cast<std::int64_t>(f[4]);
+      j.begin_object();
+      j.key("steps").value(static_cast<std::int64_t>(f[0]));
+      if (f[0] > 0) {
+        j.key("wake_max_us").value(f[1] * 1e-3);
+        j.key("exec_max_us").value(f[2] * 1e-3);
+        if (info.mode == "realtime") j.key("slack_min_us").value(f[3] * 1e-3);
+      }
+      j.key("overruns").value(static_cast<std::int64_t>(f[4]));
+      j.key("overruns_total").value(overruns_total[k]);
+      j.end_object();
+    }
+    j.end_array();
+  }
+  {
+    std::lock_guard lock(info_mutex);
+    if (sys != nullptr && !stat_subsystems.empty()) {
+      j.key("drivers").begin_array();
+      for (std::size_t i : stat_subsystems) sys->at(i).write_statistics(j);
+      j.end_array();
+    }
+  }
+  j.end_object();
+  if (!row_merge.empty()) reset_rows(row_merge);
+  if (!timing_merge.empty()) std::fill(timing_merge.begin() + 1, timing_merge.end(), 0.0);
+  broadcast(std::make_shared<const std::string>(j.str()), false);
+}
+
+void dashboard::impl::tick() {
+  bool changed = false;
+  {
+    std::lock_guard lock(info_mutex);
+    changed = info_version != sent_version;
+  }
+  if (changed) broadcast(std::make_shared<const std::string>(hello_json()), false);
+  send_data();
+  if (final_msg) {
+    // A page that connects after the end gets the whole story at once.
+    for (auto& s : sessions)
+      if (!s->saw_final()) s->send(final_msg, true);
+  }
+}
+
+void dashboard::impl::schedule_tick() {
+  timer.expires_after(std::chrono::nanoseconds(opt.period_ns));
+  timer.async_wait([this](beast::error_code ec) {
+    if (ec) return;
+    tick();
+    schedule_tick();
+  });
+}
+
+void dashboard::impl::remove(ws_session* s) {
+  std::erase_if(sessions, [s](const auto& p) { return p.get() == s; });
+  check_done();
+}
+
+void dashboard::impl::check_done() {
+  if (!final_msg) return;
+  for (const auto& s : sessions)
+    if (!s->saw_final()) return;
+  std::lock_guard lock(done_mutex);
+  done = true;
+  done_cv.notify_all();
+}
+
+serve_options parse_serve(const std::string& spec, bool any_address) {
+  serve_options o;
+  o.any_address = any_address;
+  const std::string forms =
+      "; expected PORT, ADDR:PORT or [IPV6]:PORT with PORT in 0..65535 (0: any free port), "
+      "e.g. --serve 127.0.0.1:8080";
+  std::string addr = o.address;
+  std::string port = spec;
+  if (const auto colon = spec.rfind(':'); colon != std::string::npos) {
+    addr = spec.substr(0, colon);
+    port = spec.substr(colon + 1);
+    if (addr.size() >= 2 && addr.front() == '[' && addr.back() == ']')
+      addr = addr.substr(1, addr.size() - 2);
+  }
+  COSIM_INPUT_CHECK(!port.empty() && port.size() <= 5 &&
+                        port.find_first_not_of("0123456789") == std::string::npos &&
+                        std::stoi(port) <= 65535,
+                    errc::config_value, "--serve " + spec + ": bad port '" + port + "'" + forms);
+  o.port = static_cast<std::uint16_t>(std::stoi(port));
+  beast::error_code ec;
+  const auto a = net::ip::make_address(addr, ec);
+  COSIM_INPUT_CHECK(!ec, errc::config_value,
+                    "--serve " + spec + ": '" + addr + "' is not an IP address" + forms);
+  COSIM_INPUT_CHECK(a.is_loopback() || any_address, errc::config_value,
+                    "--serve " + spec + ": " + addr +
+                        " is not a loopback address: the dashboard and its stop button would be "
+                        "reachable from the network; pass --serve-any to allow it");
+  o.address = addr;
+  return o;
+}
+
+dashboard::dashboard(const serve_options& opt, stop_source& stop, dashboard_info info)
+    : impl_(std::make_unique<impl>(opt, stop, std::move(info))) {
+  beast::error_code ec;
+  const tcp::endpoint ep(net::ip::make_address(opt.address), opt.port);
+  const std::string where = "--serve " + opt.address + ":" + std::to_string(opt.port);
+  impl_->acceptor.open(ep.protocol(), ec);
+  if (!ec) impl_->acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) impl_->acceptor.bind(ep, ec);
+  if (!ec) impl_->acceptor.listen(net::socket_base::max_listen_connections, ec);
+  COSIM_INPUT_CHECK(!ec, errc::io, where + ": cannot listen: " + ec.message() +
+                                       " (another program uses the port? --serve 0 picks a "
+                                       "free one)");
+}
+
+dashboard::~dashboard() {
+  impl_->ioc.stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+  impl_->sessions.clear();
+}
+
+std::uint16_t dashboard::port() const noexcept {
+  return impl_->acceptor.local_endpoint().port();
+}
+const std::string& dashboard::token() const noexcept {
+  return impl_->token;
+}
+std::string dashboard::url() const {
+  const auto a = impl_->acceptor.local_endpoint().address();
+  const std::string host = a.is_v6() ? "[" + a.to_string() + "]" : a.to_string();
+  return "http://" + host + ":" + std::to_string(port()) + "/#token=" + impl_->token;
+}
+row_sink& dashboard::rows() noexcept {
+  return impl_->rows;
+}
+timing_observer& dashboard::observer() noexcept {
+  return impl_->timing;
+}
+
+void dashboard::start() {
+  impl_->start_accept();
+  impl_->schedule_tick();
+  impl_->thread = std::thread([d = impl_.get()] {
+    // Not a real-time thread: default policy, no CPU pinning (inherits the caller's).
+    for (;;) {
+      try {
+        d->ioc.run();
+        return;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "cosim: dashboard: %s\n", e.what());
+      }
+    }
+  });
+}
+
+void dashboard::finish(const run_outcome& o) {
+  json_writer j;
+  j.begin_object();
+  j.key("type").value("end");
+  j.key("status").value(to_string(o.status));
+  j.key("stop_reason").value(o.stop_reason);
+  j.key("message").value(o.message);
+  j.key("sim_time_s").value(o.sim_time_s);
+  j.key("wall_time_s").value(o.wall_time_s);
+  j.key("macro_steps").value(o.macro_steps);
+  j.key("energy_residual_J").value(o.energy_residual);
+  j.key("max_residual_power_W").value(o.max_residual_power);
+  j.key("exit_code").value(config::exit_code(o));
+  j.end_object();
+  auto msg = std::make_shared<const std::string>(j.str());
+  impl* d = impl_.get();
+  net::post(d->ioc, [d, msg] {
+    d->tick();  // the rows and timing still in the rings go first
+    d->final_msg = msg;
+    d->tick();
+    d->check_done();
+  });
+  {
+    std::unique_lock lock(d->done_mutex);
+    d->done_cv.wait_for(lock, std::chrono::duration<double>(d->opt.grace_s),
+                        [d] { return d->done; });
+  }
+  d->ioc.stop();
+  if (d->thread.joinable()) d->thread.join();
+}
+
+void dashboard::finish_error(const std::string& message) {
+  run_outcome o;
+  o.status = run_status::error;
+  o.stop_reason = "error";
+  o.message = message;
+  finish(o);
+}
+
+}  // namespace cosim::cli
