@@ -265,6 +265,7 @@ struct dashboard::impl {
   void send_data();
   std::string hello_json();
   void broadcast(const std::shared_ptr<const std::string>& msg, bool final);
+  void shut_down();
   void check_done();
   void remove(ws_session* s);
   bool request_stop(std::string_view tok, const char* via);
@@ -326,6 +327,13 @@ class ws_session : public std::enable_shared_from_this<ws_session> {
     if (queue_.size() == 1) write();
   }
   [[nodiscard]] bool saw_final() const noexcept { return saw_final_; }
+  /// The page sees the connection close (and keeps what it shows). A FIN after the last
+  /// message, not a close(): that would send a reset if the page's bytes are unread,
+  /// and a reset can discard the final message before the page reads it.
+  void close() {
+    beast::error_code ec;
+    beast::get_lowest_layer(ws_).socket().shutdown(tcp::socket::shutdown_send, ec);
+  }
 
  private:
   void read() {
@@ -614,6 +622,15 @@ void dashboard::impl::schedule_tick() {
   });
 }
 
+// On the server thread: nothing more is accepted or sent; pages see the connection close.
+void dashboard::impl::shut_down() {
+  beast::error_code ec;
+  acceptor.close(ec);
+  timer.cancel();
+  for (auto& s : sessions) s->close();
+  sessions.clear();
+}
+
 void dashboard::impl::remove(ws_session* s) {
   std::erase_if(sessions, [s](const auto& p) { return p.get() == s; });
   check_done();
@@ -674,7 +691,13 @@ dashboard::dashboard(const serve_options& opt, stop_source& stop, dashboard_info
 }
 
 dashboard::~dashboard() {
-  impl_->ioc.stop();
+  if (impl_->thread.joinable()) {
+    impl* d = impl_.get();
+    net::post(d->ioc, [d] {
+      d->shut_down();
+      d->ioc.stop();
+    });
+  }
   if (impl_->thread.joinable()) impl_->thread.join();
   impl_->sessions.clear();
 }
@@ -740,7 +763,10 @@ void dashboard::finish(const run_outcome& o) {
     d->done_cv.wait_for(lock, std::chrono::duration<double>(d->opt.grace_s),
                         [d] { return d->done; });
   }
-  d->ioc.stop();
+  net::post(d->ioc, [d] {
+    d->shut_down();
+    d->ioc.stop();
+  });
   if (d->thread.joinable()) d->thread.join();
 }
 

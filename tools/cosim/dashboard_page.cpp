@@ -71,7 +71,7 @@ const $ = id => document.getElementById(id);
 const params = new URLSearchParams(location.hash.slice(1));
 if (params.get("token")) $("token").value = params.get("token");
 let wanted = params.get("cols") ? new Set(params.get("cols").split(",")) : null;
-let hello = null, series = {}, threadSeries = [], updates = 0, ended = false, ws = null;
+let lastSim = 0, hello = null, series = {}, threadSeries = [], updates = 0, ended = false, ws = null;
 
 function fmt(v, d) {
   if (v === null || v === undefined || !isFinite(v)) return "–";
@@ -94,10 +94,11 @@ function draw(canvas, s, limit, color) {
     if (s.lo[i] !== null && isFinite(s.lo[i])) y0 = Math.min(y0, s.lo[i]);
     if (s.hi[i] !== null && isFinite(s.hi[i])) y1 = Math.max(y1, s.hi[i]);
   }
-  if (limit !== null && limit !== undefined && isFinite(limit)) {
-    y0 = Math.min(y0, limit); y1 = Math.max(y1, limit);
-  }
   if (!isFinite(y0)) return;
+  // A limit far above the data would flatten it: then it is named, not drawn.
+  const hasLimit = limit !== null && limit !== undefined && isFinite(limit);
+  const drawLimit = hasLimit && Math.abs(limit) <= 10 * Math.max(Math.abs(y0), Math.abs(y1));
+  if (drawLimit) { y0 = Math.min(y0, limit); y1 = Math.max(y1, limit); }
   if (y1 - y0 < 1e-12 * Math.max(1, Math.abs(y0))) { y0 -= 0.5; y1 += 0.5; }
   const pad = 0.05 * (y1 - y0); y0 -= pad; y1 += pad;
   const x0 = s.x[0], x1 = s.x[s.x.length - 1] > x0 ? s.x[s.x.length - 1] : x0 + 1;
@@ -118,7 +119,10 @@ function draw(canvas, s, limit, color) {
   g.beginPath();
   for (let i = 0; i < s.x.length; i++) { g.moveTo(X(s.x[i]) , Y(s.lo[i])); g.lineTo(X(s.x[i]), Y(s.hi[i])); }
   g.stroke();
-  if (limit !== null && limit !== undefined && isFinite(limit)) {
+  if (hasLimit && !drawLimit) {
+    g.fillStyle = "#b00020"; g.fillText("limit " + fmt(limit, 3) + " off scale", W - P - 150, P + 11);
+  }
+  if (drawLimit) {
     g.strokeStyle = "#b00020"; g.setLineDash([5, 4]); g.beginPath();
     g.moveTo(L, Y(limit)); g.lineTo(W - P, Y(limit)); g.stroke(); g.setLineDash([]);
     g.fillStyle = "#b00020"; g.fillText("limit", W - P - 30, Y(limit) - 3);
@@ -172,7 +176,9 @@ function onData(m) {
   }
   $("rows").textContent = (+$("rows").textContent) + m.rows;
   if (!hello) return;
-  const x = m.sim_s !== undefined ? m.sim_s : m.wall_s;
+  // Every plot on simulated time; timing without rows belongs to the newest row's time.
+  if (m.sim_s !== undefined) lastSim = m.sim_s;
+  const x = lastSim;
   if (m.min) {
     hello.columns.forEach((c, i) => {
       if (i === 0 || !series[c]) return;

@@ -1,0 +1,580 @@
+// cosim run --serve (docs/dashboard.md): the page and the WebSocket of a realtime run, the
+// token-guarded stop through the operator stop source (stop_reason operator_signal, exit 1),
+// refusals that leave the run going, bad --serve input, a headless Chromium driving the
+// page through the DevTools protocol, and the real-time path staying allocation-free with
+// the dashboard on.
+#define COSIM_DEFINE_ALLOC_COUNTER
+#include "alloc_counter.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cosim/rt_config/scenario.hpp"
+#include "cosim/runtime/error.hpp"
+#include "cosim/runtime/threaded_executor.hpp"
+#include "dashboard.hpp"
+#include "json_value.hpp"
+#include "process_support.hpp"
+#include "temp_dir.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using cosim::cli::json_value;
+using cosim::cli::parse_json;
+using cosim::test::temp_dir;
+using cosim::test_process::slurp;
+using cosim::test_process::spawn;
+using cosim::test_process::wait_exit;
+using cosim::test_process::wait_for;
+using namespace std::chrono_literals;
+
+const std::string exe = COSIM_EXE;
+const std::string oscillator =
+    std::string(COSIM_SOURCE_DIR) + "/rt_config/scenarios/oscillator004.toml";
+
+// A realtime run long enough to be stopped: H = 2 ms, 30 s; the shared machine's noise must
+// not end it (watchdog), nor the energy limit.
+std::vector<std::string> realtime_run(const std::string& out, const std::string& serve) {
+  return {exe,     "run",   oscillator,
+          "--out", out,     "--set",
+          "run.mode=realtime", "--set", "run.macro_step=0.002",
+          "--set", "run.duration=30", "--set",
+          "watchdog.max_overruns=1000000", "--set", "run.lock_memory=false",
+          "--set", "safety.energy_residual_limit=1e6", "--serve",
+          serve,   "-q"};
+}
+
+struct served {
+  std::string host;
+  std::string port;
+  std::string token;
+};
+
+// Waits for "dashboard: http://HOST:PORT/#token=T" on the child's stdout.
+served wait_for_url(pid_t pid, const std::string& out_path) {
+  served s;
+  const std::regex re(R"(dashboard: http://([0-9.]+):([0-9]+)/#token=([0-9a-f]+)\n)");
+  wait_for(
+      pid,
+      [&] {
+        std::smatch m;
+        const std::string out = slurp(out_path);
+        if (!std::regex_search(out, m, re)) return false;
+        s = {m[1], m[2], m[3]};
+        return true;
+      },
+      20s);
+  return s;
+}
+
+http::response<http::string_body> http_request(const served& s, http::verb verb,
+                                               const std::string& target,
+                                               const std::string& token_header = "") {
+  net::io_context ioc;
+  beast::tcp_stream stream(ioc);
+  tcp::resolver resolver(ioc);
+  stream.connect(resolver.resolve(s.host, s.port));
+  http::request<http::string_body> req{verb, target, 11};
+  req.set(http::field::host, s.host + ":" + s.port);
+  if (!token_header.empty()) req.set("X-Cosim-Token", token_header);
+  req.prepare_payload();
+  http::write(stream, req);
+  beast::flat_buffer buf;
+  http::response<http::string_body> res;
+  http::read(stream, buf, res);
+  beast::error_code ec;
+  stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+  return res;
+}
+
+// A blocking WebSocket client (the dashboard's own or Chromium's DevTools endpoint).
+class ws_client {
+ public:
+  ws_client(const std::string& host, const std::string& port, const std::string& target)
+      : ws_(ioc_) {
+    tcp::resolver resolver(ioc_);
+    net::connect(ws_.next_layer(), resolver.resolve(host, port));
+    ws_.read_message_max(64 * 1024 * 1024);  // screenshots
+    ws_.handshake(host + ":" + port, target);
+  }
+  void send(const std::string& text) { ws_.write(net::buffer(text)); }
+  /// The next message; empty when the server closed the connection.
+  std::string receive() {
+    beast::flat_buffer buf;
+    beast::error_code ec;
+    ws_.read(buf, ec);
+    if (ec) return "";
+    return beast::buffers_to_string(buf.data());
+  }
+  /// The next message of `type` (other types are skipped); null type when closed.
+  json_value receive(const std::string& type) {
+    for (;;) {
+      const std::string text = receive();
+      if (text.empty()) return {};
+      json_value v = parse_json(text);
+      if (const json_value* t = v.find("type"); t != nullptr && t->str == type) return v;
+    }
+  }
+
+ private:
+  net::io_context ioc_;
+  websocket::stream<tcp::socket> ws_;
+};
+
+// Kills the child if the test gets stuck on a blocking read (the socket then closes).
+class kill_after {
+ public:
+  kill_after(pid_t pid, std::chrono::seconds limit)
+      : th_([this, pid, limit] {
+          std::unique_lock lock(m_);
+          if (!cv_.wait_for(lock, limit, [this] { return done_; })) kill(pid, SIGKILL);
+        }) {}
+  ~kill_after() {
+    {
+      std::lock_guard lock(m_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    th_.join();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread th_;
+};
+
+std::vector<std::string> strings(const json_value& arr) {
+  std::vector<std::string> v;
+  for (const auto& e : arr.arr) v.push_back(e.str);
+  return v;
+}
+
+TEST(Dashboard, ParseServeAcceptsLoopbackAndRefusesOthersWithoutServeAny) {
+  using cosim::cli::parse_serve;
+  EXPECT_EQ(parse_serve("8080", false).address, "127.0.0.1");
+  EXPECT_EQ(parse_serve("8080", false).port, 8080);
+  EXPECT_EQ(parse_serve("127.0.0.2:0", false).address, "127.0.0.2");
+  EXPECT_EQ(parse_serve("[::1]:9000", false).address, "::1");
+  EXPECT_EQ(parse_serve("0.0.0.0:80", true).address, "0.0.0.0");
+  for (const char* bad : {"0.0.0.0:8080", "192.168.1.5:1", "65536", "x", "localhost:80", ":80",
+                          "127.0.0.1:", "-1"}) {
+    try {
+      (void)parse_serve(bad, false);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const cosim::error& e) {
+      EXPECT_EQ(e.code(), cosim::errc::config_value);
+      EXPECT_NE(std::string(e.what()).find(std::string("--serve ") + bad), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST(Dashboard, BadServeInputOrAPortInUseExitsTwoBeforeTheResultsFolderIsTouched) {
+  temp_dir tmp;
+  // A port in use: this test listens on it.
+  net::io_context ioc;
+  tcp::acceptor busy(ioc, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
+  const std::string port = std::to_string(busy.local_endpoint().port());
+  struct bad_case {
+    std::vector<std::string> extra;
+    std::string says;
+  };
+  const std::vector<bad_case> cases{
+      {{"--serve", "127.0.0.1:" + port}, "--serve 127.0.0.1:" + port + ": cannot listen"},
+      {{"--serve", "0.0.0.0:0"}, "pass --serve-any"},
+      {{"--serve", "99999"}, "PORT in 0..65535"},
+  };
+  for (const auto& c : cases) {
+    const std::string out = tmp / "run";
+    std::vector<std::string> args{exe, "run", oscillator, "--out", out};
+    args.insert(args.end(), c.extra.begin(), c.extra.end());
+    const pid_t pid = spawn(args, tmp / "out.txt", tmp / "err.txt");
+    EXPECT_EQ(wait_exit(pid, 60s), 2) << c.says;
+    EXPECT_NE(slurp(tmp / "err.txt").find(c.says), std::string::npos) << slurp(tmp / "err.txt");
+    EXPECT_FALSE(fs::exists(out)) << c.says;
+  }
+}
+
+TEST(Dashboard, StreamsTheRunAndStopsItOnlyWithTheToken) {
+  temp_dir tmp;
+  const std::string out = tmp / "run";
+  const pid_t pid = spawn(realtime_run(out, "0"), tmp / "out.txt", tmp / "err.txt");
+  kill_after guard(pid, 90s);
+  const served s = wait_for_url(pid, tmp / "out.txt");
+  ASSERT_FALSE(s.port.empty()) << slurp(tmp / "out.txt") << slurp(tmp / "err.txt");
+  EXPECT_EQ(s.host, "127.0.0.1");
+  EXPECT_EQ(s.token.size(), 32U);  // 128 bits in hex
+
+  // The page: self-contained (no external script, style or URL), with the stop button.
+  const auto page = http_request(s, http::verb::get, "/");
+  EXPECT_EQ(page.result(), http::status::ok);
+  EXPECT_NE(page.body().find("id=\"stop\""), std::string::npos);
+  EXPECT_EQ(page.body().find("http://"), std::string::npos);
+  EXPECT_EQ(page.body().find("https://"), std::string::npos);
+  EXPECT_EQ(page.body().find(" src="), std::string::npos);
+  EXPECT_EQ(page.body().find("<link rel=\"stylesheet"), std::string::npos);
+
+  ws_client ws(s.host, s.port, "/ws");
+  // Columns and threads of the system (hello again once the run knows them).
+  json_value hello;
+  for (int i = 0; i < 100; ++i) {
+    hello = ws.receive("hello");
+    ASSERT_EQ(hello.k, json_value::kind::object);
+    if (!hello.find("threads")->arr.empty()) break;
+  }
+  EXPECT_EQ(strings(*hello.find("threads")), (std::vector<std::string>{"mass1", "mass2"}));
+  const auto columns = strings(*hello.find("columns"));
+  ASSERT_GE(columns.size(), 4U);
+  EXPECT_EQ(columns.front(), "t");
+  EXPECT_EQ(columns.back(), "sum_abs_dE");
+  EXPECT_EQ(hello.find("mode")->str, "realtime");
+  EXPECT_EQ(hello.find("energy_limit_J")->num, 1e6);
+
+  // Data messages parse, their envelopes hold the last value, sim time advances, and the
+  // per-thread timing arrives (slack at most one period of 2000 us).
+  auto data_with_rows = [&] {
+    for (;;) {
+      json_value d = ws.receive("data");
+      if (d.k != json_value::kind::object || d.find("sim_s") != nullptr) return d;
+    }
+  };
+  const json_value d1 = data_with_rows();
+  ASSERT_EQ(d1.k, json_value::kind::object);
+  json_value d2 = d1;
+  bool timing_seen = false;
+  for (int i = 0; i < 50 && (d2.find("sim_s")->num <= d1.find("sim_s")->num || !timing_seen); ++i) {
+    d2 = data_with_rows();
+    ASSERT_EQ(d2.k, json_value::kind::object);
+    const auto& mn = d2.find("min")->arr;
+    const auto& mx = d2.find("max")->arr;
+    const auto& last = d2.find("last")->arr;
+    ASSERT_EQ(mn.size(), columns.size());
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      EXPECT_LE(mn[c].num, last[c].num) << columns[c];
+      EXPECT_LE(last[c].num, mx[c].num) << columns[c];
+    }
+    if (const json_value* th = d2.find("threads"); th != nullptr && th->arr.size() == 2) {
+      for (const auto& t : th->arr)
+        if (t.find("steps")->num > 0) {
+          timing_seen = true;
+          EXPECT_LE(t.find("slack_min_us")->num, 2000.0);
+          EXPECT_GE(t.find("exec_max_us")->num, 0.0);
+        }
+    }
+  }
+  EXPECT_GT(d2.find("sim_s")->num, d1.find("sim_s")->num);
+  EXPECT_TRUE(timing_seen);
+
+  // Refused: no token (HTTP), a wrong token (HTTP and WebSocket); the run goes on.
+  EXPECT_EQ(http_request(s, http::verb::post, "/stop").result(), http::status::forbidden);
+  EXPECT_EQ(http_request(s, http::verb::post, "/stop", std::string(32, '0')).result(),
+            http::status::forbidden);
+  ws.send(R"({"type":"stop","token":"0123"})");
+  const json_value refused = ws.receive("error");
+  ASSERT_EQ(refused.k, json_value::kind::object);
+  EXPECT_NE(refused.find("message")->str.find("stop refused"), std::string::npos);
+  ws.send(R"({"type":"stop"})");
+  EXPECT_EQ(ws.receive("error").k, json_value::kind::object);
+  const double before = d2.find("sim_s")->num;
+  const json_value d3 = data_with_rows();
+  ASSERT_EQ(d3.k, json_value::kind::object);
+  EXPECT_GT(d3.find("sim_s")->num, before);
+  EXPECT_EQ(waitpid(pid, nullptr, WNOHANG), 0) << "the run ended after a refused stop";
+
+  // Accepted with the token: the run ends as after SIGINT.
+  ws.send(R"({"type":"stop","token":")" + s.token + "\"}");
+  EXPECT_EQ(ws.receive("stop_accepted").k, json_value::kind::object);
+  const json_value end = ws.receive("end");
+  ASSERT_EQ(end.k, json_value::kind::object);
+  EXPECT_EQ(end.find("status")->str, "safety_stop");
+  EXPECT_EQ(end.find("stop_reason")->str, "operator_signal");
+  EXPECT_EQ(end.find("exit_code")->num, 1);
+  EXPECT_LT(end.find("sim_time_s")->num, 30.0);
+  EXPECT_EQ(wait_exit(pid, 30s), 1);
+  const json_value summary = parse_json(slurp(out + "/summary.json"));
+  EXPECT_EQ(summary.find("stop_reason")->str, "operator_signal");
+  EXPECT_EQ(summary.find("sim_time_s")->num, end.find("sim_time_s")->num);
+  EXPECT_NE(slurp(tmp / "err.txt").find("stop refused"), std::string::npos);
+}
+
+// ---------------------------------------------------------------- headless Chromium (CDP)
+
+std::string chromium() {
+  for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
+    if (fs::exists(p)) return p;
+  return "";
+}
+
+std::string base64_decode(const std::string& in) {
+  std::string out;
+  unsigned buf = 0;
+  int bits = 0;
+  for (char ch : in) {
+    int v = -1;
+    if (ch >= 'A' && ch <= 'Z') v = ch - 'A';
+    if (ch >= 'a' && ch <= 'z') v = ch - 'a' + 26;
+    if (ch >= '0' && ch <= '9') v = ch - '0' + 52;
+    if (ch == '+') v = 62;
+    if (ch == '/') v = 63;
+    if (v < 0) continue;
+    buf = (buf << 6) | static_cast<unsigned>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((buf >> bits) & 0xFF);
+    }
+  }
+  return out;
+}
+
+std::string json_quote(const std::string& s) {
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') q += '\\';
+    q += c;
+  }
+  return q + "\"";
+}
+
+// One page target of Chromium's DevTools protocol.
+class devtools {
+ public:
+  devtools(const std::string& port, const std::string& target) : ws_("127.0.0.1", port, target) {}
+  json_value call(const std::string& method, const std::string& params) {
+    const int id = ++id_;
+    ws_.send("{\"id\":" + std::to_string(id) + ",\"method\":\"" + method +
+             "\",\"params\":" + params + "}");
+    for (;;) {
+      const std::string text = ws_.receive();
+      if (text.empty()) return {};
+      json_value v = parse_json(text);
+      if (const json_value* i = v.find("id"); i != nullptr && i->num == id) return v;
+    }
+  }
+  /// The string value of a JavaScript expression in the page.
+  std::string eval(const std::string& expr) {
+    const json_value r = call("Runtime.evaluate", "{\"expression\":" + json_quote(expr) +
+                                                      ",\"returnByValue\":true}");
+    const json_value* res = r.find("result");
+    if (res == nullptr || res->find("result") == nullptr) return "";
+    const json_value* v = res->find("result")->find("value");
+    if (v == nullptr) return "";
+    return v->k == json_value::kind::number ? v->str : v->str;
+  }
+  std::string text_of(const std::string& id) {
+    return eval("(document.getElementById('" + id + "')||{}).textContent||''");
+  }
+
+ private:
+  ws_client ws_;
+  int id_ = 0;
+};
+
+TEST(Dashboard, ChromiumSeesValuesUpdateIsRefusedWithoutTheTokenAndStopsTheRunWithIt) {
+  const std::string browser = chromium();
+  if (browser.empty())
+    GTEST_SKIP() << "chromium is not installed (tools/scripts/install_deps.sh installs it)";
+  temp_dir tmp;
+  const std::string out = tmp / "run";
+  const pid_t run = spawn(realtime_run(out, "0"), tmp / "out.txt", tmp / "err.txt");
+  kill_after run_guard(run, 90s);
+  const served s = wait_for_url(run, tmp / "out.txt");
+  ASSERT_FALSE(s.port.empty()) << slurp(tmp / "err.txt");
+
+  const std::string log = tmp / "chromium.log";
+  const pid_t chrome =
+      spawn({browser, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
+             "--user-data-dir=" + (tmp / "profile"), "--remote-debugging-port=0",
+             "--window-size=1200,1500", "about:blank"},
+            tmp / "chromium.out", log);
+  kill_after chrome_guard(chrome, 90s);
+  std::smatch m;
+  const std::regex listening(R"(DevTools listening on ws://127\.0\.0\.1:([0-9]+)/)");
+  std::string devtools_port;
+  ASSERT_TRUE(wait_for(
+      chrome,
+      [&] {
+        const std::string l = slurp(log);
+        if (!std::regex_search(l, m, listening)) return false;
+        devtools_port = m[1];
+        return true;
+      },
+      30s))
+      << slurp(log);
+  // The page target (about:blank) and its DevTools WebSocket.
+  const auto list = http_request({"127.0.0.1", devtools_port, ""}, http::verb::get, "/json/list");
+  const json_value targets = parse_json(list.body());
+  std::string page_ws;
+  for (const auto& t : targets.arr)
+    if (t.find("type")->str == "page") page_ws = t.find("webSocketDebuggerUrl")->str;
+  ASSERT_FALSE(page_ws.empty()) << list.body();
+  devtools dt(devtools_port, page_ws.substr(page_ws.find('/', 5)));  // path after host:port
+  dt.call("Runtime.enable", "{}");
+  // Without the token in the URL: the user has not entered it yet.
+  dt.call("Page.navigate", "{\"url\":\"http://" + s.host + ":" + s.port + "/\"}");
+
+  auto updates = [&] { return std::atoi(dt.text_of("updates").c_str()); };
+  auto sim_time = [&] { return std::atof(dt.text_of("sim-time").c_str()); };
+  ASSERT_TRUE(wait_for(run, [&] { return updates() >= 3; }, 20s)) << slurp(log);
+  const int u1 = updates();
+  const double t1 = sim_time();
+  ASSERT_TRUE(wait_for(run, [&] { return updates() > u1 + 5 && sim_time() > t1; }, 20s));
+  EXPECT_EQ(dt.text_of("status"), "running");
+  EXPECT_EQ(dt.text_of("thread-mass1").empty(), false);
+
+  // Stop without the token: refused on the page, the run goes on.
+  dt.eval("document.getElementById('stop').click(), ''");
+  ASSERT_TRUE(wait_for(
+      run, [&] { return dt.text_of("stop-result").find("refused") != std::string::npos; }, 10s))
+      << dt.text_of("stop-result");
+  const int u2 = updates();
+  const double t2 = sim_time();
+  ASSERT_TRUE(wait_for(run, [&] { return updates() > u2 + 5 && sim_time() > t2; }, 20s));
+  EXPECT_EQ(waitpid(run, nullptr, WNOHANG), 0) << "the run ended after a refused stop";
+
+  // The screenshot of a running bench (README's picture).
+  const json_value shot = dt.call("Page.captureScreenshot", "{\"format\":\"png\"}");
+  const std::string png = base64_decode(shot.find("result")->find("data")->str);
+  ASSERT_GT(png.size(), 1000U);
+  EXPECT_EQ(png.substr(1, 3), "PNG");
+  std::ofstream(tmp / "dashboard.png", std::ios::binary) << png;
+  if (const char* keep = std::getenv("COSIM_DASHBOARD_SCREENSHOT"))
+    fs::copy_file(tmp / "dashboard.png", keep, fs::copy_options::overwrite_existing);
+
+  // The operator types the token printed on the console and presses stop.
+  dt.eval("document.getElementById('token').value = '" + s.token +
+          "'; document.getElementById('stop').click(), ''");
+  // Polled past the run's exit: the final message may still be on its way to the page.
+  bool stopped = false;
+  for (auto end = std::chrono::steady_clock::now() + 20s;
+       !stopped && std::chrono::steady_clock::now() < end; std::this_thread::sleep_for(10ms))
+    stopped = dt.text_of("stop-reason") == "operator_signal";
+  ASSERT_TRUE(stopped) << dt.text_of("stop-result") << " " << dt.text_of("conn");
+  EXPECT_EQ(dt.text_of("status"), "safety_stop");
+  EXPECT_EQ(wait_exit(run, 30s), 1);
+  EXPECT_EQ(parse_json(slurp(out + "/summary.json")).find("stop_reason")->str,
+            "operator_signal");
+  kill(chrome, SIGTERM);
+  wait_exit(chrome, 10s);
+  // No script error in the page.
+  EXPECT_EQ(slurp(log).find("Uncaught"), std::string::npos) << slurp(log);
+}
+
+// ---------------------------------------------------- RT path allocation-free, dashboard on
+
+struct rt_path_probe {
+  std::array<std::uint64_t, 8> alloc_begin{}, alloc_end{};
+  static void hook(void* ctx, std::size_t s, bool begin) noexcept {
+    auto* self = static_cast<rt_path_probe*>(ctx);
+    (begin ? self->alloc_begin : self->alloc_end)[s] = cosim::test::alloc_count_this_thread();
+  }
+};
+
+// Counts the recording thread's allocations inside the dashboard's per-row and per-interval
+// calls (its begin()s may allocate: they run before the threads start).
+class counting_sink final : public cosim::row_sink {
+ public:
+  explicit counting_sink(cosim::row_sink& inner) : inner_(inner) {}
+  void begin(std::span<const std::string> c) override { inner_.begin(c); }
+  void write(std::span<const double> row) noexcept override {
+    const cosim::test::alloc_window w;
+    inner_.write(row);
+    allocations += w.allocations();
+    ++rows;
+  }
+  void end() override { inner_.end(); }
+  std::uint64_t allocations = 0, rows = 0;
+
+ private:
+  cosim::row_sink& inner_;
+};
+class counting_observer final : public cosim::timing_observer {
+ public:
+  explicit counting_observer(cosim::timing_observer& inner) : inner_(inner) {}
+  void begin(const cosim::system& sys) override { inner_.begin(sys); }
+  void timing(std::span<const cosim::thread_timing> t) noexcept override {
+    const cosim::test::alloc_window w;
+    inner_.timing(t);
+    allocations += w.allocations();
+    ++calls;
+    for (const auto& x : t) steps += static_cast<std::uint64_t>(x.steps);
+  }
+  void end() noexcept override { inner_.end(); }
+  std::uint64_t allocations = 0, calls = 0, steps = 0;
+
+ private:
+  cosim::timing_observer& inner_;
+};
+
+TEST(Dashboard, RealTimeThreadsAndTheRecordingThreadsHandOverAllocateNothing) {
+  for (const char* mode : {"threaded", "realtime"}) {
+    auto sc = cosim::config::load_scenario(
+        oscillator, {std::string("run.mode=") + mode, "run.macro_step=0.002", "run.duration=0.6",
+                     "watchdog.max_overruns=1000000"});
+    auto built = cosim::config::build(sc);
+    cosim::threaded_options opt = cosim::config::make_threaded_options(sc, *built);
+    rt_path_probe probe;
+    opt.hook = &rt_path_probe::hook;
+    opt.hook_ctx = &probe;
+    cosim::stop_source stop;
+    cosim::cli::serve_options so;
+    so.grace_s = 0.5;
+    so.period_ns = 5'000'000;  // many hand-overs in a short run
+    cosim::cli::dashboard dash(so, stop, {"oscillator004", mode, 0.002, 0.6, 1e6, 1e6});
+    dash.start();
+    // A page is connected, so the server serialises and sends while the run goes on.
+    const served s{"127.0.0.1", std::to_string(dash.port()), dash.token()};
+    ws_client ws(s.host, s.port, "/ws");
+    std::atomic<int> messages{0};
+    std::thread reader([&] {
+      while (!ws.receive().empty()) ++messages;
+    });
+    counting_sink sink(dash.rows());
+    counting_observer obs(dash.observer());
+    opt.observer = &obs;
+    opt.observer_period_ns = 5'000'000;
+    const cosim::run_outcome o = cosim::run_threaded(built->sys, built->plan, built->limits, sink,
+                                                     opt, &stop);
+    dash.finish(o);
+    reader.join();
+    ASSERT_EQ(o.status, cosim::run_status::completed) << mode << " " << o.stop_reason;
+    for (std::size_t i = 0; i < built->sys.size(); ++i)
+      EXPECT_EQ(probe.alloc_end[i] - probe.alloc_begin[i], 0U) << mode << " thread " << i;
+    EXPECT_EQ(sink.allocations, 0U) << mode;
+    EXPECT_EQ(obs.allocations, 0U) << mode;
+    EXPECT_EQ(sink.rows, static_cast<std::uint64_t>(o.rows)) << mode;
+    // Every step of every thread reaches the observer once: 300 steps x 2 threads.
+    EXPECT_EQ(obs.steps, 300U * built->sys.size()) << mode;
+    // Realtime: 0.6 s of wall time hands over every 5 ms (a threaded run may end sooner).
+    EXPECT_GE(obs.calls, std::string(mode) == "realtime" ? 20U : 1U) << mode;
+    EXPECT_GT(messages.load(), 1) << mode;
+  }
+}
+
+}  // namespace
