@@ -9,13 +9,13 @@
 #include <stdlib.h>  // mkdtemp
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zip.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -29,6 +29,7 @@
 #include <string_view>
 
 #include "cosim/fmi/fmu_file.hpp"
+#include "cosim/fmi/zip_archive.hpp"
 #include "cosim/rt_config/system_spec.hpp"
 #include "cosim/runtime/errno_text.hpp"
 #include "cosim/runtime/error.hpp"
@@ -1124,86 +1125,6 @@ class ssd_reader {
 // ---------------------------------------------------------------------------------------------
 // Unpacking an .ssp.
 
-std::string zip_error_text(int code) {
-  zip_error_t e;
-  zip_error_init_with_code(&e, code);
-  std::string s = zip_error_strerror(&e);
-  zip_error_fini(&e);
-  return s;
-}
-
-// Why an archive entry may not be unpacked ("" if it may): it must stay inside the folder.
-std::string unsafe_entry(std::string_view name) {
-  if (name.empty()) return "has an empty name";
-  if (name.front() == '/' || name.front() == '\\') return "is an absolute path";
-  if (name.size() >= 2 && name[1] == ':') return "starts with a drive letter";
-  std::size_t start = 0;
-  while (start <= name.size()) {
-    std::size_t end = name.find_first_of("/\\", start);
-    if (end == std::string_view::npos) end = name.size();
-    if (name.substr(start, end - start) == "..") return "has a \"..\" component";
-    start = end + 1;
-  }
-  return "";
-}
-
-class ssp_archive {
- public:
-  explicit ssp_archive(const std::string& path) : path_(path) {
-    int err = 0;
-    z_ = zip_open(path.c_str(), ZIP_RDONLY, &err);
-    if (z_ == nullptr)
-      throw error(errc::model, path + ": not a readable SSP (zip archive): " + zip_error_text(err));
-  }
-  ssp_archive(const ssp_archive&) = delete;
-  ssp_archive& operator=(const ssp_archive&) = delete;
-  ~ssp_archive() { zip_discard(z_); }
-
-  [[nodiscard]] std::uint64_t size() const {
-    const zip_int64_t n = zip_get_num_entries(z_, 0);
-    return n < 0 ? 0 : static_cast<std::uint64_t>(n);
-  }
-  [[nodiscard]] std::string name(std::uint64_t i) const {
-    const char* n = zip_get_name(z_, i, 0);
-    if (n == nullptr) fail("entry " + std::to_string(i) + " has no readable name");
-    return n;
-  }
-  template <class Sink>
-  void read(std::uint64_t i, Sink&& sink) const {
-    zip_file_t* f = zip_fopen_index(z_, i, 0);
-    if (f == nullptr) fail("cannot open entry \"" + name(i) + "\": " + zip_strerror(z_));
-    std::vector<char> buf(1 << 16);
-    for (;;) {
-      const zip_int64_t n = zip_fread(f, buf.data(), buf.size());
-      if (n < 0) {
-        const std::string why = zip_file_strerror(f);
-        zip_fclose(f);
-        fail("cannot read entry \"" + name(i) + "\": " + why);
-      }
-      if (n == 0) break;
-      try {
-        sink(buf.data(), static_cast<std::size_t>(n));
-      } catch (...) {
-        zip_fclose(f);
-        throw;
-      }
-    }
-    zip_fclose(f);
-  }
-  [[noreturn]] void fail(const std::string& why) const {
-    throw error(errc::model, path_ + ": " + why);
-  }
-
- private:
-  std::string path_;
-  zip_t* z_ = nullptr;
-};
-
-std::string temp_root() {
-  const char* t = std::getenv("TMPDIR");
-  return t != nullptr && t[0] != '\0' ? std::string(t) : std::string("/tmp");
-}
-
 // FNV-1a 64 of the file's bytes: names the unpacked folder by content, so that a changed
 // package never reuses an old folder.
 std::string content_hash(const std::string& path) {
@@ -1225,7 +1146,7 @@ std::string content_hash(const std::string& path) {
 // ${TMPDIR:-/tmp}/cosim-ssp-UID: created private; refused unless it is a folder of this
 // user that nobody else can write (another user could otherwise plant FMUs in it).
 std::string cache_root() {
-  std::string root = temp_root() + "/cosim-ssp-" + std::to_string(geteuid());
+  std::string root = fmi::temp_root() + "/cosim-ssp-" + std::to_string(geteuid());
   if (::mkdir(root.c_str(), 0700) != 0 && errno != EEXIST)
     throw error(errc::io, root + ": cannot create the folder SSP packages are unpacked in: " +
                               errno_text(errno));
@@ -1240,37 +1161,21 @@ std::string cache_root() {
   return root;
 }
 
-void extract(const ssp_archive& z, const std::string& dir) {
-  std::uint64_t total = 0;
-  for (std::uint64_t i = 0; i < z.size(); ++i) {
-    const std::string name = z.name(i);
-    const fs::path target = fs::path(dir) / name;
-    std::error_code ec;
-    if (name.back() == '/' || name.back() == '\\') {
-      fs::create_directories(target, ec);
-      if (ec) throw error(errc::io, "cannot create " + target.string() + ": " + ec.message());
-      continue;
-    }
-    fs::create_directories(target.parent_path(), ec);
-    if (ec)
-      throw error(errc::io, "cannot create " + target.parent_path().string() + ": " + ec.message());
-    std::FILE* out = std::fopen(target.c_str(), "wbx");  // x: never through an existing link
-    if (out == nullptr)
-      throw error(errc::io, "cannot write " + target.string() + ": " + errno_text(errno));
-    bool ok = true;
-    try {
-      z.read(i, [&](const char* d, std::size_t n) {
-        total += n;
-        if (total > max_unpacked_bytes)
-          z.fail("unpacks to more than " + std::to_string(max_unpacked_bytes >> 30) + " GiB");
-        ok = ok && std::fwrite(d, 1, n, out) == n;
-      });
-    } catch (...) {
-      std::fclose(out);
-      throw;
-    }
-    ok = std::fclose(out) == 0 && ok;
-    if (!ok) throw error(errc::io, "cannot write " + target.string() + ": " + errno_text(errno));
+// Folders of the cache unused for this long are removed (a reused one is touched), so the
+// cache holds what recent runs used, not every package ever run.
+constexpr double cache_keep_s = 30.0 * 24 * 3600;
+// A ".unpack-*" folder this old belongs to an unpack that died half-way.
+constexpr double partial_keep_s = 3600.0;
+
+void prune_cache(const std::string& root) {
+  std::error_code ec;
+  const auto now = fs::file_time_type::clock::now();
+  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code e2;
+    if (!it->is_directory(e2) || it->is_symlink(e2)) continue;
+    const auto age = std::chrono::duration<double>(now - it->last_write_time(e2)).count();
+    const bool partial = it->path().filename().string().rfind(".unpack-", 0) == 0;
+    if (!e2 && age > (partial ? partial_keep_s : cache_keep_s)) fs::remove_all(it->path(), e2);
   }
 }
 
@@ -1288,28 +1193,26 @@ std::string unpack_ssp(const std::string& path) {
     if (ec || !fs::exists(st)) throw error(errc::io, path + ": no such file");
     if (!fs::is_regular_file(st)) throw error(errc::io, path + ": not a regular file");
   }
-  const ssp_archive z(path);
+  const fmi::zip_archive z(path, "SSP");
+  z.check_entry_names("a package's entries");
   bool has_ssd = false;
-  for (std::uint64_t i = 0; i < z.size(); ++i) {
-    const std::string name = z.name(i);
-    const std::string why = unsafe_entry(name);
-    if (!why.empty())
-      z.fail("refused: archive entry \"" + name + "\" " + why +
-             " (a package's entries must stay inside the folder it is unpacked into)");
-    has_ssd = has_ssd || name == default_ssd;
-  }
+  for (std::uint64_t i = 0; i < z.size(); ++i) has_ssd = has_ssd || z.name(i) == default_ssd;
   if (!has_ssd)
     z.fail(std::string("not an SSP: the archive has no ") + default_ssd + " at its top level");
   const std::string root = cache_root();
   std::string final_dir = root + "/" + content_hash(path);
+  prune_cache(root);
   std::error_code ec;
-  if (fs::is_directory(final_dir, ec)) return final_dir;  // unpacked by an earlier run
+  if (fs::is_directory(final_dir, ec)) {  // unpacked by an earlier run
+    fs::last_write_time(final_dir, fs::file_time_type::clock::now(), ec);  // in use: keep
+    return final_dir;
+  }
   std::string tmp = root + "/.unpack-XXXXXX";
   if (mkdtemp(tmp.data()) == nullptr)
     throw error(errc::io, path + ": cannot create a folder to unpack it in " + root + ": " +
                               errno_text(errno));
   try {
-    extract(z, tmp);
+    z.unpack(tmp, max_unpacked_bytes);
   } catch (const error& e) {
     fs::remove_all(tmp, ec);
     throw error(e.code(), std::string(e.what()).rfind(path, 0) == 0

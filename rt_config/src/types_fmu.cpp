@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 
+#include "cosim/fmi/crash_guard.hpp"
 #include "cosim/fmi/fmu_file.hpp"
 #include "cosim/fmi/fmu_subsystem.hpp"
 #include "cosim/rt_config/type_registry.hpp"
@@ -112,10 +113,16 @@ std::unique_ptr<subsystem_type> make_type(const std::shared_ptr<const fmi::fmu_f
       if (const bool* b = std::get_if<bool>(&pv)) x = *b ? 1.0 : 0.0;
       values.push_back({k, x});
     }
+    // Before the results folder is touched: a crash here exits 2 naming the FMU.
+    const fmi::crash_guard guard(file->path.c_str(),
+                                 "loading or instantiation (dlopen, instantiate, parameters)");
     return std::make_unique<fmi::fmu_subsystem>(name, fmi::load_fmu(file), values);
   };
-  t->prepare = [](subsystem& s, double run_length) {
-    if (auto* f = dynamic_cast<fmi::fmu_subsystem*>(&s)) f->start_experiment(run_length);
+  t->prepare = [file](subsystem& s, double run_length) {
+    const fmi::crash_guard guard(file->path.c_str(),
+                                 "initialisation (setup, enter / exit initialisation mode)");
+    // `s` was made by this type's create.
+    static_cast<fmi::fmu_subsystem&>(s).start_experiment(run_length);
   };
   return t;
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cosim/fmi/zip_archive.hpp"
 #include "fmi_test_files.hpp"
 #include "temp_dir.hpp"
 
@@ -23,9 +24,11 @@ struct result {
   std::string out, err;
 };
 
-result cosim(const temp_dir& dir, const std::string& args) {
-  const std::string cmd = "cd '" + dir.path() + "' && '" + std::string(COSIM_EXE) + "' " + args +
-                          " >'" + (dir / ".stdout") + "' 2>'" + (dir / ".stderr") + "'";
+/// `env`: NAME=VALUE words set for the program only.
+result cosim(const temp_dir& dir, const std::string& args, const std::string& env = "") {
+  const std::string cmd = "cd '" + dir.path() + "' && " + env + " '" + std::string(COSIM_EXE) +
+                          "' " + args + " >'" + (dir / ".stdout") + "' 2>'" + (dir / ".stderr") +
+                          "'";
   const int status = std::system(cmd.c_str());
   result r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -107,5 +110,45 @@ TEST(CosimRunFmu, BadFmuExitsTwoAndWritesNothing) {
       << r.err;
   EXPECT_FALSE(fs::exists(dir / "res"));
 }
+
+#ifdef COSIM_TEST_FMU_DIR
+// An FMU that crashes the process in initialisation (tests/fmus/crash): exit 2 with a
+// message naming the FMU, the call and the signal, not a silent death by signal; no
+// results folder; the unpack folder it leaves is unheld, so the next run's sweep removes it.
+void expect_crash_reported(int crash_in, const std::string& signal) {
+  SCOPED_TRACE("crash_in = " + std::to_string(crash_in));
+  temp_dir dir;
+  fs::create_directory(dir / "tmp");
+  const std::string fmu = std::string(COSIM_TEST_FMU_DIR) + "/crash_fmi2.fmu";
+  (void)dir.file("system.toml",
+                 "[run]\nduration = 1.0\nmacro_step = 0.1\n[subsystems.c]\nfmu = \"" + fmu +
+                     "\"\nparameters = { crash_in = " + std::to_string(crash_in) + " }\n");
+  const result r = cosim(dir, "run system.toml --out res", "TMPDIR=" + (dir / "tmp"));
+  if (crash_in == 0) {
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(fs::exists(dir / "res/summary.json"));
+    return;
+  }
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("FMU " + fmu + " crashed in initialisation"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(signal), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "res"));
+  std::size_t left = 0;
+  for (const auto& e : fs::directory_iterator(dir / "tmp"))
+    left += e.path().filename().string().rfind("cosim-fmu-", 0) == 0 ? 1 : 0;
+  EXPECT_EQ(left, 1u);
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): the test sets it before any thread reads it
+  ASSERT_EQ(setenv("TMPDIR", (dir / "tmp").c_str(), 1), 0);
+  EXPECT_EQ(cosim::fmi::remove_abandoned_folders("cosim-fmu", 0.0), 1u);
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): the test sets it before any thread reads it
+  unsetenv("TMPDIR");
+}
+
+TEST(CosimRunFmu, CrashInInitialisationExitsTwoNamingTheFmu) {
+  expect_crash_reported(0, "");
+  expect_crash_reported(1, "SIGSEGV");
+  expect_crash_reported(2, "SIGABRT");
+}
+#endif
 
 }  // namespace

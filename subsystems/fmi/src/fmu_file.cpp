@@ -2,8 +2,6 @@
 #include "cosim/fmi/fmu_file.hpp"
 
 #include <dlfcn.h>
-#include <stdlib.h>  // mkdtemp
-#include <zip.h>
 
 #include <algorithm>
 #include <cctype>
@@ -28,80 +26,11 @@ namespace {
 constexpr std::uint64_t max_description_bytes = 256ull << 20;
 constexpr std::uint64_t max_unpacked_bytes = 8ull << 30;
 
-std::string zip_error_text(int code) {
-  zip_error_t e;
-  zip_error_init_with_code(&e, code);
-  std::string s = zip_error_strerror(&e);
-  zip_error_fini(&e);
-  return s;
-}
-
-/// An open archive, closed on every exit path.
-class archive {
- public:
-  explicit archive(const std::string& path) : path_(path) {
-    int err = 0;
-    z_ = zip_open(path.c_str(), ZIP_RDONLY, &err);
-    if (z_ == nullptr)
-      throw error(errc::model, path + ": not a readable FMU (zip archive): " + zip_error_text(err));
-  }
-  archive(const archive&) = delete;
-  archive& operator=(const archive&) = delete;
-  ~archive() { zip_discard(z_); }
-
-  [[nodiscard]] std::uint64_t size() const {
-    const zip_int64_t n = zip_get_num_entries(z_, 0);
-    return n < 0 ? 0 : static_cast<std::uint64_t>(n);
-  }
-  [[nodiscard]] std::string name(std::uint64_t i) const {
-    const char* n = zip_get_name(z_, i, 0);
-    if (n == nullptr) fail("entry " + std::to_string(i) + " has no readable name");
-    return n;
-  }
-  [[nodiscard]] std::uint64_t entry_size(std::uint64_t i) const {
-    zip_stat_t st;
-    zip_stat_init(&st);
-    if (zip_stat_index(z_, i, 0, &st) != 0 || (st.valid & ZIP_STAT_SIZE) == 0)
-      fail("cannot read the size of entry \"" + name(i) + "\"");
-    return st.size;
-  }
-  /// Streams entry i to `sink(data, n)` in chunks.
-  template <class Sink>
-  void read(std::uint64_t i, Sink&& sink) const {
-    zip_file_t* f = zip_fopen_index(z_, i, 0);
-    if (f == nullptr) fail("cannot open entry \"" + name(i) + "\": " + zip_strerror(z_));
-    char buf[1 << 16];
-    for (;;) {
-      const zip_int64_t n = zip_fread(f, buf, sizeof buf);
-      if (n < 0) {
-        const std::string why = zip_file_strerror(f);
-        zip_fclose(f);
-        fail("cannot read entry \"" + name(i) + "\": " + why);
-      }
-      if (n == 0) break;
-      sink(buf, static_cast<std::size_t>(n));
-    }
-    zip_fclose(f);
-  }
-  [[noreturn]] void fail(const std::string& why) const {
-    throw error(errc::model, path_ + ": " + why);
-  }
-
- private:
-  std::string path_;
-  zip_t* z_ = nullptr;
-};
-
 std::string absolute_normal(const std::string& path) {
   std::error_code ec;
   fs::path p = fs::absolute(fs::path(path), ec);
   if (ec) p = fs::path(path);
   return p.lexically_normal().string();
-}
-
-std::string temp_root() {
-  const char* t = std::getenv("TMPDIR");
-  return t != nullptr && t[0] != '\0' ? std::string(t) : std::string("/tmp");
 }
 
 // Percent-encodes what may not stand in a file URI path (RFC 3986 unreserved and '/').
@@ -126,21 +55,6 @@ bool fmu_file::has(std::string_view entry) const noexcept {
   return std::find(entries.begin(), entries.end(), entry) != entries.end();
 }
 
-std::string unsafe_entry_reason(std::string_view name) {
-  if (name.empty()) return "has an empty name";
-  if (name.front() == '/' || name.front() == '\\') return "is an absolute path";
-  if (name.size() >= 2 && name[1] == ':' && std::isalpha(static_cast<unsigned char>(name[0])))
-    return "starts with a drive letter";
-  std::size_t start = 0;
-  while (start <= name.size()) {
-    std::size_t end = name.find_first_of("/\\", start);
-    if (end == std::string_view::npos) end = name.size();
-    if (name.substr(start, end - start) == "..") return "has a \"..\" component";
-    start = end + 1;
-  }
-  return "";
-}
-
 std::shared_ptr<const fmu_file> read_fmu(const std::string& path_in) {
   auto f = std::make_shared<fmu_file>();
   f->path = absolute_normal(path_in);
@@ -154,14 +68,11 @@ std::shared_ptr<const fmu_file> read_fmu(const std::string& path_in) {
     std::ifstream probe(path, std::ios::binary);
     if (!probe) throw error(errc::io, path + ": cannot read: " + errno_text(errno));
   }
-  const archive z(path);
+  const zip_archive z(path, "FMU");
+  z.check_entry_names("an FMU's entries");
   std::uint64_t description = z.size();
   for (std::uint64_t i = 0; i < z.size(); ++i) {
     std::string name = z.name(i);
-    const std::string why = unsafe_entry_reason(name);
-    if (!why.empty())
-      z.fail("refused: archive entry \"" + name + "\" " + why +
-             " (an FMU's entries must stay inside the folder it is unpacked into)");
     if (name == "modelDescription.xml") description = i;
     f->entries.push_back(std::move(name));
   }
@@ -202,10 +113,7 @@ void require_cosimulation(const fmu_file& f) {
 
 loaded_fmu::~loaded_fmu() {
   if (handle_ != nullptr) dlclose(handle_);
-  if (!dir_.empty()) {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);  // best effort: nothing to report to at this point
-  }
+  folder_.reset();  // removes the unpacked files, after the binary is unloaded
 }
 
 std::string loaded_fmu::resource_uri() const {
@@ -230,52 +138,9 @@ std::shared_ptr<loaded_fmu> load_fmu(const std::shared_ptr<const fmu_file>& f) {
 
   std::shared_ptr<loaded_fmu> l(new loaded_fmu());
   l->file_ = f;
-  std::string tmpl = temp_root() + "/cosim-fmu-XXXXXX";
-  if (mkdtemp(tmpl.data()) == nullptr)
-    throw error(errc::io, f->path + ": cannot create a folder to unpack it in " + temp_root() +
-                              ": " + errno_text(errno));
-  l->dir_ = tmpl;  // from here on the destructor removes it
-
-  const archive z(f->path);
-  std::uint64_t total = 0;
-  for (std::uint64_t i = 0; i < z.size(); ++i) {
-    const std::string name = z.name(i);
-    // Checked when read; checked again as the archive could have changed since.
-    if (!unsafe_entry_reason(name).empty())
-      z.fail("refused: archive entry \"" + name + "\" " + unsafe_entry_reason(name));
-    const fs::path target = fs::path(l->dir_) / name;
-    std::error_code ec;
-    if (name.back() == '/' || name.back() == '\\') {
-      fs::create_directories(target, ec);
-      if (ec)
-        throw error(errc::io, f->path + ": cannot create " + target.string() + ": " + ec.message());
-      continue;
-    }
-    fs::create_directories(target.parent_path(), ec);
-    if (ec)
-      throw error(errc::io, f->path + ": cannot create " + target.parent_path().string() + ": " +
-                                ec.message());
-    std::FILE* out = std::fopen(target.c_str(), "wbx");  // x: never through an existing link
-    if (out == nullptr)
-      throw error(errc::io,
-                  f->path + ": cannot write " + target.string() + ": " + errno_text(errno));
-    bool ok = true;
-    try {
-      z.read(i, [&](const char* d, std::size_t n) {
-        total += n;
-        if (total > max_unpacked_bytes)
-          z.fail("unpacks to more than " + std::to_string(max_unpacked_bytes >> 30) + " GiB");
-        ok = ok && std::fwrite(d, 1, n, out) == n;
-      });
-    } catch (...) {
-      std::fclose(out);
-      throw;
-    }
-    ok = std::fclose(out) == 0 && ok;
-    if (!ok)
-      throw error(errc::io,
-                  f->path + ": cannot write " + target.string() + ": " + errno_text(errno));
-  }
+  l->folder_ = std::make_unique<temp_folder>("cosim-fmu", f->path);
+  l->dir_ = l->folder_->path();
+  zip_archive(f->path, "FMU").unpack(l->dir_, max_unpacked_bytes);
 
   const std::string bin = l->dir_ + "/" + binary_path_in_fmu(f->md);
   dlerror();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cosim/fmi/model_description.hpp"
+#include "cosim/fmi/zip_archive.hpp"
 
 namespace cosim::fmi {
 
@@ -32,10 +33,6 @@ struct fmu_file {
 /// Checks that `f` can be run here: a CoSimulation interface and the binary for this
 /// platform (binary_path_in_fmu) in the archive. Throws cosim::error(errc::model).
 void require_cosimulation(const fmu_file& f);
-
-/// Reasons an entry name may not be unpacked ("" if it may): absolute, a drive letter, a
-/// ".." component, empty. Public for the tests.
-[[nodiscard]] std::string unsafe_entry_reason(std::string_view name);
 
 /// The unpacked FMU with its binary loaded (dlopen, RTLD_NOW | RTLD_LOCAL).
 class loaded_fmu {
@@ -61,6 +58,7 @@ class loaded_fmu {
   loaded_fmu() = default;
 
   std::shared_ptr<const fmu_file> file_;
+  std::unique_ptr<temp_folder> folder_;  // unpacked into, held while loaded
   std::string dir_;
   void* handle_ = nullptr;
   std::atomic<int> instances_{0};
