@@ -51,7 +51,7 @@ struct step_record {
   std::uint64_t step = 0;
   std::int64_t wake_latency_ns = 0;
   std::int64_t exec_ns = 0;
-  std::int64_t begin_ns = 0;  // CLOCK_MONOTONIC start of the step (trace)
+  std::int64_t begin_ns = 0;    // CLOCK_MONOTONIC start of the step (trace)
   std::int64_t release_ns = 0;  // realtime: release time on the schedule (observer's slack)
   std::uint32_t ok = 0;
   std::uint32_t count = 0;

@@ -10,18 +10,18 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <array>
+#include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
-#include <array>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
-#include <mutex>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <regex>
 #include <string>
 #include <thread>
@@ -59,13 +59,26 @@ const std::string oscillator =
 // A realtime run long enough to be stopped: H = 2 ms, 30 s; the shared machine's noise must
 // not end it (watchdog), nor the energy limit.
 std::vector<std::string> realtime_run(const std::string& out, const std::string& serve) {
-  return {exe,     "run",   oscillator,
-          "--out", out,     "--set",
-          "run.mode=realtime", "--set", "run.macro_step=0.002",
-          "--set", "run.duration=30", "--set",
-          "watchdog.max_overruns=1000000", "--set", "run.lock_memory=false",
-          "--set", "safety.energy_residual_limit=1e6", "--serve",
-          serve,   "-q"};
+  return {exe,
+          "run",
+          oscillator,
+          "--out",
+          out,
+          "--set",
+          "run.mode=realtime",
+          "--set",
+          "run.macro_step=0.002",
+          "--set",
+          "run.duration=30",
+          "--set",
+          "watchdog.max_overruns=1000000",
+          "--set",
+          "run.lock_memory=false",
+          "--set",
+          "safety.energy_residual_limit=1e6",
+          "--serve",
+          serve,
+          "-q"};
 }
 
 struct served {
@@ -182,8 +195,8 @@ TEST(Dashboard, ParseServeAcceptsLoopbackAndRefusesOthersWithoutServeAny) {
   EXPECT_EQ(parse_serve("127.0.0.2:0", false).address, "127.0.0.2");
   EXPECT_EQ(parse_serve("[::1]:9000", false).address, "::1");
   EXPECT_EQ(parse_serve("0.0.0.0:80", true).address, "0.0.0.0");
-  for (const char* bad : {"0.0.0.0:8080", "192.168.1.5:1", "65536", "x", "localhost:80", ":80",
-                          "127.0.0.1:", "-1"}) {
+  for (const char* bad :
+       {"0.0.0.0:8080", "192.168.1.5:1", "65536", "x", "localhost:80", ":80", "127.0.0.1:", "-1"}) {
     try {
       (void)parse_serve(bad, false);
       ADD_FAILURE() << bad << " accepted";
@@ -379,8 +392,8 @@ class devtools {
   }
   /// The string value of a JavaScript expression in the page.
   std::string eval(const std::string& expr) {
-    const json_value r = call("Runtime.evaluate", "{\"expression\":" + json_quote(expr) +
-                                                      ",\"returnByValue\":true}");
+    const json_value r = call("Runtime.evaluate",
+                              "{\"expression\":" + json_quote(expr) + ",\"returnByValue\":true}");
     const json_value* res = r.find("result");
     if (res == nullptr || res->find("result") == nullptr) return "";
     const json_value* v = res->find("result")->find("value");
@@ -441,10 +454,13 @@ TEST(Dashboard, ChromiumSeesValuesUpdateIsRefusedWithoutTheTokenAndStopsTheRunWi
 
   auto updates = [&] { return std::atoi(dt.text_of("updates").c_str()); };
   auto sim_time = [&] { return std::atof(dt.text_of("sim-time").c_str()); };
-  ASSERT_TRUE(wait_for(run, [&] { return updates() >= 3; }, 20s)) << slurp(log);
+  ASSERT_TRUE(wait_for(
+      run, [&] { return updates() >= 3; }, 20s))
+      << slurp(log);
   const int u1 = updates();
   const double t1 = sim_time();
-  ASSERT_TRUE(wait_for(run, [&] { return updates() > u1 + 5 && sim_time() > t1; }, 20s));
+  ASSERT_TRUE(wait_for(
+      run, [&] { return updates() > u1 + 5 && sim_time() > t1; }, 20s));
   EXPECT_EQ(dt.text_of("status"), "running");
   EXPECT_EQ(dt.text_of("thread-mass1").empty(), false);
 
@@ -455,7 +471,8 @@ TEST(Dashboard, ChromiumSeesValuesUpdateIsRefusedWithoutTheTokenAndStopsTheRunWi
       << dt.text_of("stop-result");
   const int u2 = updates();
   const double t2 = sim_time();
-  ASSERT_TRUE(wait_for(run, [&] { return updates() > u2 + 5 && sim_time() > t2; }, 20s));
+  ASSERT_TRUE(wait_for(
+      run, [&] { return updates() > u2 + 5 && sim_time() > t2; }, 20s));
   EXPECT_EQ(waitpid(run, nullptr, WNOHANG), 0) << "the run ended after a refused stop";
 
   // The screenshot of a running bench (README's picture).
@@ -478,8 +495,7 @@ TEST(Dashboard, ChromiumSeesValuesUpdateIsRefusedWithoutTheTokenAndStopsTheRunWi
   ASSERT_TRUE(stopped) << dt.text_of("stop-result") << " " << dt.text_of("conn");
   EXPECT_EQ(dt.text_of("status"), "safety_stop");
   EXPECT_EQ(wait_exit(run, 30s), 1);
-  EXPECT_EQ(parse_json(slurp(out + "/summary.json")).find("stop_reason")->str,
-            "operator_signal");
+  EXPECT_EQ(parse_json(slurp(out + "/summary.json")).find("stop_reason")->str, "operator_signal");
   kill(chrome, SIGTERM);
   wait_exit(chrome, 10s);
   // No script error in the page.
@@ -559,8 +575,8 @@ TEST(Dashboard, RealTimeThreadsAndTheRecordingThreadsHandOverAllocateNothing) {
     counting_observer obs(dash.observer());
     opt.observer = &obs;
     opt.observer_period_ns = 5'000'000;
-    const cosim::run_outcome o = cosim::run_threaded(built->sys, built->plan, built->limits, sink,
-                                                     opt, &stop);
+    const cosim::run_outcome o =
+        cosim::run_threaded(built->sys, built->plan, built->limits, sink, opt, &stop);
     dash.finish(o);
     reader.join();
     ASSERT_EQ(o.status, cosim::run_status::completed) << mode << " " << o.stop_reason;

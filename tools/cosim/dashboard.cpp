@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
+#include <exception>
 #include <fstream>
 #include <limits>
 #include <mutex>
@@ -58,18 +59,23 @@ class frame_ring {
     if (h - tail_.load(std::memory_order_acquire) == n_) return nullptr;
     return &slab_[(h % n_) * slot_];
   }
-  void commit() noexcept { head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+  void commit() noexcept {
+    head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
   const double* front() noexcept {
     const std::size_t t = tail_.load(std::memory_order_relaxed);
     if (head_.load(std::memory_order_acquire) == t) return nullptr;
     return &slab_[(t % n_) * slot_];
   }
-  void pop() noexcept { tail_.store(tail_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+  void pop() noexcept {
+    tail_.store(tail_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
 
  private:
+  // head_ and the read-only fields share a cache line; tail_ (the consumer's) has its own.
+  alignas(64) std::atomic<std::size_t> head_{0};
   std::vector<double> slab_;
   std::size_t slot_ = 0, n_ = 1;
-  alignas(64) std::atomic<std::size_t> head_{0};
   alignas(64) std::atomic<std::size_t> tail_{0};
 };
 
@@ -133,8 +139,8 @@ bool same_token(std::string_view a, std::string_view b) noexcept {
   if (a.size() != b.size() || a.empty()) return false;
   unsigned diff = 0;
   for (std::size_t i = 0; i < a.size(); ++i)
-    diff |= static_cast<unsigned>(static_cast<unsigned char>(a[i]) ^
-                                  static_cast<unsigned char>(b[i]));
+    diff |=
+        static_cast<unsigned>(static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i]));
   return diff == 0;
 }
 
@@ -309,10 +315,11 @@ class ws_session : public std::enable_shared_from_this<ws_session> {
  public:
   ws_session(tcp::socket&& s, dashboard::impl& d) : ws_(std::move(s)), d_(d) {}
 
-  void run(http::request<http::string_body> req) {
+  void run(http::request<http::string_body>&& req) {
+    req_ = std::move(req);  // kept until the handshake is done
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     ws_.read_message_max(4096);
-    ws_.async_accept(req, [self = shared_from_this()](beast::error_code ec) {
+    ws_.async_accept(req_, [self = shared_from_this()](beast::error_code ec) {
       if (ec) return;
       self->d_.sessions.push_back(self);
       self->d_.sent_version = -1;  // a hello to everyone, this page included
@@ -355,11 +362,13 @@ class ws_session : public std::enable_shared_from_this<ws_session> {
       const json_value* type = v.find("type");
       const json_value* tok = v.find("token");
       if (type == nullptr || type->str != "stop") {
-        reply = R"j({"type":"error","message":"unknown request; the page sends {\"type\":\"stop\",\"token\":...}"})j";
+        reply =
+            R"j({"type":"error","message":"unknown request; the page sends {\"type\":\"stop\",\"token\":...}"})j";
       } else if (d_.request_stop(tok != nullptr ? std::string_view(tok->str) : "", "page")) {
         reply = R"j({"type":"stop_accepted"})j";
       } else {
-        reply = R"j({"type":"error","message":"stop refused: the token is missing or wrong (cosim run prints it at start)"})j";
+        reply =
+            R"j({"type":"error","message":"stop refused: the token is missing or wrong (cosim run prints it at start)"})j";
       }
     } catch (const std::exception&) {
       reply = R"j({"type":"error","message":"request is not JSON"})j";
@@ -385,6 +394,7 @@ class ws_session : public std::enable_shared_from_this<ws_session> {
   }
 
   websocket::stream<beast::tcp_stream> ws_;
+  http::request<http::string_body> req_;
   beast::flat_buffer buf_;
   std::deque<std::pair<std::shared_ptr<const std::string>, bool>> queue_;
   bool saw_final_ = false;
@@ -685,31 +695,41 @@ dashboard::dashboard(const serve_options& opt, stop_source& stop, dashboard_info
   if (!ec) impl_->acceptor.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) impl_->acceptor.bind(ep, ec);
   if (!ec) impl_->acceptor.listen(net::socket_base::max_listen_connections, ec);
-  COSIM_INPUT_CHECK(!ec, errc::io, where + ": cannot listen: " + ec.message() +
-                                       " (another program uses the port? --serve 0 picks a "
-                                       "free one)");
+  COSIM_INPUT_CHECK(!ec, errc::io,
+                    where + ": cannot listen: " + ec.message() +
+                        " (another program uses the port? --serve 0 picks a "
+                        "free one)");
 }
 
 dashboard::~dashboard() {
-  if (impl_->thread.joinable()) {
-    impl* d = impl_.get();
-    net::post(d->ioc, [d] {
-      d->shut_down();
-      d->ioc.stop();
-    });
+  impl* d = impl_.get();
+  try {
+    if (d->thread.joinable()) {
+      net::post(d->ioc, [d] {
+        d->shut_down();
+        d->ioc.stop();
+      });
+      d->thread.join();
+    }
+  } catch (const std::exception& e) {
+    // Only a failed join gets here (never the server thread itself): ending the process
+    // beats leaving a thread that uses the state freed below.
+    std::fprintf(stderr, "cosim: dashboard: %s\n", e.what());
+    std::terminate();
   }
-  if (impl_->thread.joinable()) impl_->thread.join();
-  impl_->sessions.clear();
+  d->sessions.clear();
 }
 
 std::uint16_t dashboard::port() const noexcept {
-  return impl_->acceptor.local_endpoint().port();
+  beast::error_code ec;
+  return impl_->acceptor.local_endpoint(ec).port();  // 0 once closed
 }
 const std::string& dashboard::token() const noexcept {
   return impl_->token;
 }
 std::string dashboard::url() const {
-  const auto a = impl_->acceptor.local_endpoint().address();
+  beast::error_code ec;
+  const auto a = impl_->acceptor.local_endpoint(ec).address();
   const std::string host = a.is_v6() ? "[" + a.to_string() + "]" : a.to_string();
   return "http://" + host + ":" + std::to_string(port()) + "/#token=" + impl_->token;
 }

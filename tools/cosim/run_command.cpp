@@ -8,12 +8,12 @@
 #include <fstream>
 
 #include "commands.hpp"
-#include "dashboard.hpp"
 #include "cosim/drivers/udp_driver.hpp"
 #include "cosim/runtime/csv_writer.hpp"
 #include "cosim/runtime/error.hpp"
 #include "cosim/runtime/json_writer.hpp"
 #include "cosim/runtime/threaded_executor.hpp"
+#include "dashboard.hpp"
 
 namespace cosim::cli {
 

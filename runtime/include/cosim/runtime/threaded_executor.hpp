@@ -84,7 +84,7 @@ struct threaded_options {
   using thread_hook = void (*)(void* ctx, std::size_t subsystem, bool begin) noexcept;
   thread_hook hook = nullptr;
   void* hook_ctx = nullptr;
-  timing_observer* observer = nullptr;          // not owned; null = off
+  timing_observer* observer = nullptr;           // not owned; null = off
   std::int64_t observer_period_ns = 40'000'000;  // 25 Hz
 };
 
