@@ -71,11 +71,13 @@ void system::add_probe(const std::string& column, const std::string& ref) {
   probe p;
   p.column = column;
   p.subsystem = index_of(r.subsystem);
-  const subsystem& s = *subsystems_[p.subsystem];
-  for (const auto& v : s.variables())
-    if (v.name == r.port) {
-      p.value = v.value;
-      p.unit = v.unit;
+  subsystem& s = *subsystems_[p.subsystem];
+  const auto vars = s.variables();
+  for (std::size_t i = 0; i < vars.size(); ++i)
+    if (vars[i].name == r.port) {
+      p.value = vars[i].value;
+      p.unit = vars[i].unit;
+      s.record_variable(i);
     }
   if (p.value == nullptr) {
     const std::size_t o = s.find_output(r.port);

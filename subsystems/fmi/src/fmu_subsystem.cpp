@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -236,17 +237,15 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
       any_feedthrough_ = any_feedthrough_ || md.feedthrough(k);
     }
     add_variable(v.name, v.unit, &values_[slot]);
-    value_group& g = v.type == var_type::real      ? out_real_
-                     : v.type == var_type::integer ? out_int_
-                                                   : out_bool_;
+    value_group& g = v.type == var_type::real      ? all_real_
+                     : v.type == var_type::integer ? all_int_
+                                                   : all_bool_;
     g.vrs.push_back(v.value_reference);
     g.slots.push_back(slot);
+    fetch_.push_back(v.causal == causality::output ? 1 : 0);
     ++slot;
   }
-  out_real_buf_.resize(out_real_.vrs.size());
-  out_int_buf_.resize(out_int_.vrs.size());
-  out_bool2_buf_.resize(out_bool_.vrs.size());
-  out_bool3_buf_ = std::make_unique<bool[]>(out_bool_.vrs.size() + 1);
+  build_fetch_groups();
 
   // Instantiate.
   const std::string& token = md.token;
@@ -313,6 +312,34 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
     throw;
   }
   drain_log();
+}
+
+void fmu_subsystem::build_fetch_groups() {
+  auto pick = [&](const value_group& all, value_group& out) {
+    out = {};
+    for (std::size_t j = 0; j < all.vrs.size(); ++j)
+      if (fetch_[all.slots[j]] != 0) {
+        out.vrs.push_back(all.vrs[j]);
+        out.slots.push_back(all.slots[j]);
+      }
+  };
+  pick(all_real_, out_real_);
+  pick(all_int_, out_int_);
+  pick(all_bool_, out_bool_);
+  real_direct_ = !out_real_.slots.empty();
+  for (std::size_t j = 1; j < out_real_.slots.size(); ++j)
+    real_direct_ = real_direct_ && out_real_.slots[j] == out_real_.slots[0] + j;
+  out_real_buf_.assign(out_real_.vrs.size(), 0.0);
+  out_int_buf_.assign(out_int_.vrs.size(), 0);
+  out_bool2_buf_.assign(out_bool_.vrs.size(), 0);
+  out_bool3_buf_ = std::make_unique<bool[]>(out_bool_.vrs.size() + 1);
+}
+
+void fmu_subsystem::do_record_variable(std::size_t v) {
+  // variables() and values_ share their order (one variable per slot).
+  if (v >= fetch_.size() || fetch_[v] != 0) return;
+  fetch_[v] = 1;
+  build_fetch_groups();
 }
 
 fmu_subsystem::~fmu_subsystem() {
@@ -384,6 +411,7 @@ void fmu_subsystem::start_experiment(std::optional<double> run_length_s) {
   if (run_length_s) {
     run_length_ = to_duration(*run_length_s);
     stop_fmu_ = fmu_start_ + *run_length_s;
+    stop_at_ = t0_ + *run_length_;  // again in do_initialize, which knows t0
   }
   auto check = [&](int st, const char* call) {
     if (st <= fmi2Warning) return;
@@ -434,6 +462,19 @@ void fmu_subsystem::do_initialize(time_point t0) {
   in_int_buf_.assign(in_int_.vrs.size(), 0);
   in_bool2_buf_.assign(in_bool_.vrs.size(), 0);
   in_bool3_buf_ = std::make_unique<bool[]>(in_bool_.vrs.size() + 1);
+  in_real_last_.assign(in_real_.vrs.size(), 0.0);
+  in_int_last_.assign(in_int_.vrs.size(), 0);
+  in_bool_last_.assign(in_bool_.vrs.size(), 0);
+  send_vrs_.assign(std::max({in_real_.vrs.size(), in_int_.vrs.size(), in_bool_.vrs.size()}), 0);
+  inputs_sent_ = false;
+  inputs_held_ = true;
+  any_input_ = false;
+  for (std::size_t i = 0; i < input_count(); ++i) {
+    if (!input(i).connected()) continue;
+    any_input_ = true;
+    if (!input(i).held()) inputs_held_ = false;
+  }
+  stop_at_ = run_length_ ? t0 + *run_length_ : time_point::max();
 }
 
 void fmu_subsystem::do_start(stop_source& stop) {
@@ -487,61 +528,95 @@ bool fmu_subsystem::fail(fmu_stop kind, const char* what, int status, double t) 
 
 void fmu_subsystem::set_inputs(time_point t) noexcept {
   if (phase_ != phase::initialized || stop_ != fmu_stop::none) return;
-  const double tf = fmu_time(t);
+  // Only values that differ (bitwise: NaN and -0.0 count) from the last set go to the FMU,
+  // all changed ones of a type in one call; the FMU keeps an input's value until it is set.
+  const bool all = !inputs_sent_;
   int st = 0;
   const char* call = "";
-  if (!in_real_.vrs.empty()) {
-    for (std::size_t j = 0; j < in_real_.vrs.size(); ++j)
-      in_real_buf_[j] = in(in_real_.slots[j], t);
+  std::size_t n = 0;
+  for (std::size_t j = 0; j < in_real_.vrs.size(); ++j) {
+    const double v = in(in_real_.slots[j], t);
+    if (!all && std::bit_cast<std::uint64_t>(v) == std::bit_cast<std::uint64_t>(in_real_last_[j]))
+      continue;
+    in_real_last_[j] = v;
+    send_vrs_[n] = in_real_.vrs[j];
+    in_real_buf_[n++] = v;
+  }
+  if (n > 0) {
     call = major_ == 2 ? "fmi2SetReal (inputs)" : "fmi3SetFloat64 (inputs)";
-    st = major_ == 2 ? static_cast<int>(api_->set_real2(instance_, in_real_.vrs.data(),
-                                                        in_real_.vrs.size(), in_real_buf_.data()))
-                     : static_cast<int>(api_->set_float64(instance_, in_real_.vrs.data(),
-                                                          in_real_.vrs.size(), in_real_buf_.data(),
-                                                          in_real_buf_.size()));
+    st =
+        major_ == 2
+            ? static_cast<int>(api_->set_real2(instance_, send_vrs_.data(), n, in_real_buf_.data()))
+            : static_cast<int>(
+                  api_->set_float64(instance_, send_vrs_.data(), n, in_real_buf_.data(), n));
   }
-  if (st <= fmi2Warning && !in_int_.vrs.empty()) {
-    for (std::size_t j = 0; j < in_int_.vrs.size(); ++j)
-      in_int_buf_[j] = to_int32(in(in_int_.slots[j], t));
+  n = 0;
+  for (std::size_t j = 0; st <= fmi2Warning && j < in_int_.vrs.size(); ++j) {
+    const std::int32_t v = to_int32(in(in_int_.slots[j], t));
+    if (!all && v == in_int_last_[j]) continue;
+    in_int_last_[j] = v;
+    send_vrs_[n] = in_int_.vrs[j];
+    in_int_buf_[n++] = v;
+  }
+  if (st <= fmi2Warning && n > 0) {
     call = major_ == 2 ? "fmi2SetInteger (inputs)" : "fmi3SetInt32 (inputs)";
-    st = major_ == 2
-             ? static_cast<int>(api_->set_integer2(instance_, in_int_.vrs.data(),
-                                                   in_int_.vrs.size(), in_int_buf_.data()))
-             : static_cast<int>(api_->set_int32(instance_, in_int_.vrs.data(), in_int_.vrs.size(),
-                                                in_int_buf_.data(), in_int_buf_.size()));
+    st = major_ == 2 ? static_cast<int>(
+                           api_->set_integer2(instance_, send_vrs_.data(), n, in_int_buf_.data()))
+                     : static_cast<int>(
+                           api_->set_int32(instance_, send_vrs_.data(), n, in_int_buf_.data(), n));
   }
-  if (st <= fmi2Warning && !in_bool_.vrs.empty()) {
-    const std::size_t n = in_bool_.vrs.size();
-    for (std::size_t j = 0; j < n; ++j) {
-      const bool b = in(in_bool_.slots[j], t) != 0.0;
-      in_bool2_buf_[j] = b ? fmi2True : fmi2False;
-      in_bool3_buf_[j] = b;
-    }
+  n = 0;
+  for (std::size_t j = 0; st <= fmi2Warning && j < in_bool_.vrs.size(); ++j) {
+    const char b = in(in_bool_.slots[j], t) != 0.0 ? 1 : 0;
+    if (!all && b == in_bool_last_[j]) continue;
+    in_bool_last_[j] = b;
+    send_vrs_[n] = in_bool_.vrs[j];
+    in_bool2_buf_[n] = b != 0 ? fmi2True : fmi2False;
+    in_bool3_buf_[n++] = b != 0;
+  }
+  if (st <= fmi2Warning && n > 0) {
     call = major_ == 2 ? "fmi2SetBoolean (inputs)" : "fmi3SetBoolean (inputs)";
-    st = major_ == 2 ? static_cast<int>(api_->set_boolean2(instance_, in_bool_.vrs.data(), n,
-                                                           in_bool2_buf_.data()))
-                     : static_cast<int>(api_->set_boolean3(instance_, in_bool_.vrs.data(), n,
+    st = major_ == 2 ? static_cast<int>(
+                           api_->set_boolean2(instance_, send_vrs_.data(), n, in_bool2_buf_.data()))
+                     : static_cast<int>(api_->set_boolean3(instance_, send_vrs_.data(), n,
                                                            in_bool3_buf_.get(), n));
   }
   if (st > fmi2Warning) {
     if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
-    (void)fail(st == fmi2Discard ? fmu_stop::discarded : fmu_stop::failed, call, st, tf);
+    (void)fail(st == fmi2Discard ? fmu_stop::discarded : fmu_stop::failed, call, st, fmu_time(t));
+    return;
   }
+  inputs_sent_ = true;
 }
 
 bool fmu_subsystem::get_values() noexcept {
+  // The common case, reals only and consecutive: one call straight into values_.
+  if (real_direct_ && out_int_.vrs.empty() && out_bool_.vrs.empty()) [[likely]] {
+    const std::size_t n = out_real_.vrs.size();
+    double* dst = &values_[out_real_.slots[0]];
+    const int st =
+        major_ == 2
+            ? static_cast<int>(api_->get_real2(instance_, out_real_.vrs.data(), n, dst))
+            : static_cast<int>(api_->get_float64(instance_, out_real_.vrs.data(), n, dst, n));
+    if (st <= fmi2Warning) [[likely]]
+      return true;
+  }
+  return get_values_all();
+}
+
+bool fmu_subsystem::get_values_all() noexcept {
   int st = 0;
   const char* call = "";
   if (!out_real_.vrs.empty()) {
     call = major_ == 2 ? "fmi2GetReal" : "fmi3GetFloat64";
-    st = major_ == 2 ? static_cast<int>(api_->get_real2(instance_, out_real_.vrs.data(),
-                                                        out_real_.vrs.size(), out_real_buf_.data()))
-                     : static_cast<int>(
-                           api_->get_float64(instance_, out_real_.vrs.data(), out_real_.vrs.size(),
-                                             out_real_buf_.data(), out_real_buf_.size()));
-    if (st <= fmi2Warning)
-      for (std::size_t j = 0; j < out_real_.slots.size(); ++j)
-        values_[out_real_.slots[j]] = out_real_buf_[j];
+    const std::size_t n = out_real_.vrs.size();
+    // Straight into values_ when the slots are consecutive (no local left out in between).
+    double* dst = real_direct_ ? &values_[out_real_.slots[0]] : out_real_buf_.data();
+    st = major_ == 2
+             ? static_cast<int>(api_->get_real2(instance_, out_real_.vrs.data(), n, dst))
+             : static_cast<int>(api_->get_float64(instance_, out_real_.vrs.data(), n, dst, n));
+    if (st <= fmi2Warning && !real_direct_)
+      for (std::size_t j = 0; j < n; ++j) values_[out_real_.slots[j]] = out_real_buf_[j];
   }
   if (st <= fmi2Warning && !out_int_.vrs.empty()) {
     call = major_ == 2 ? "fmi2GetInteger" : "fmi3GetInt32";
@@ -577,30 +652,50 @@ void fmu_subsystem::do_update_outputs(time_point t) noexcept {
   if (phase_ != phase::initialized && phase_ != phase::terminated) return;
   // FMI co-simulation: outputs at a communication point reflect the inputs set there, so a
   // feedthrough output sees in(i, t).
-  if (any_feedthrough_) set_inputs(t);
+  if (any_feedthrough_ && any_input_) set_inputs(t);
   if (phase_ != phase::initialized && phase_ != phase::terminated) return;
   if (!get_values()) return;
   for (std::size_t i = 0; i < output_slot_.size(); ++i) set_output(i, values_[output_slot_[i]]);
 }
 
 bool fmu_subsystem::do_step(time_point t, duration h) noexcept {
+  return do_steps(t, h, 1);
+}
+
+bool fmu_subsystem::do_steps(time_point t, duration h, std::int64_t k) noexcept {
   stepped_ = true;
+  if (k <= 0) return true;
   if (phase_ != phase::initialized || stop_ != fmu_stop::none) return false;
-  const double tc = fmu_time(t);
   const double hs = to_seconds(h);
-  if (run_length_ && (t + h) - t0_ > *run_length_) {
-    char what[160];
-    std::snprintf(what, sizeof what, "the step from t = %.17g s to %.17g s", tc, tc + hs);
-    return fail(fmu_stop::stop_time, what, 0, tc);
+  for (std::int64_t j = 0; j < k; ++j) {
+    const time_point tj = t + j * h;
+    if (tj + h > stop_at_) [[unlikely]]
+      return fail_stop_time(tj, h);
+    // Held inputs are the same at every step of the k: set (if changed) once.
+    if (any_input_ && (j == 0 || !inputs_held_)) {
+      set_inputs(tj);
+      if (stop_ != fmu_stop::none) return false;
+    }
+    if (!(major_ == 2 ? step_fmi2(fmu_time(tj), hs) : step_fmi3(fmu_time(tj), hs))) return false;
   }
-  set_inputs(t);
-  if (stop_ != fmu_stop::none) return false;
-  return major_ == 2 ? step_fmi2(tc, hs) : step_fmi3(tc, hs);
+  return true;
+}
+
+bool fmu_subsystem::fail_stop_time(time_point t, duration h) noexcept {
+  const double tc = fmu_time(t), hs = to_seconds(h);
+  char what[160];
+  std::snprintf(what, sizeof what, "the step from t = %.17g s to %.17g s", tc, tc + hs);
+  return fail(fmu_stop::stop_time, what, 0, tc);
 }
 
 bool fmu_subsystem::step_fmi2(double tc, double h) noexcept {
   const fmi2Status st = api_->do_step2(instance_, tc, h, fmi2True);
-  if (st == fmi2OK || st == fmi2Warning) return true;
+  if (st == fmi2OK || st == fmi2Warning) [[likely]]
+    return true;
+  return step_fmi2_failed(st, tc, h);
+}
+
+bool fmu_subsystem::step_fmi2_failed(fmi2Status st, double tc, double h) noexcept {
   if (st == fmi2Discard) {
     // FMI 2.0 Sect. 4.2.3: after fmi2Discard, fmi2Terminated tells whether the model wants
     // the simulation to end (then at fmi2LastSuccessfulTime).
@@ -662,14 +757,29 @@ bool fmu_subsystem::settle_events(double t, bool from_step_mode) noexcept {
 }
 
 bool fmu_subsystem::step_fmi3(double tc, double h) noexcept {
+  // The common case (a full step, no event) without the early-return loop's bookkeeping.
+  fmi3Boolean event = false, terminate = false, early = false;
+  fmi3Float64 last = tc + h;
+  const fmi3Status st = api_->do_step3(instance_, tc, h, true, &event, &terminate, &early, &last);
+  if ((st == fmi3OK || st == fmi3Warning) && !event && !terminate && !early) [[likely]]
+    return true;
+  return step_fmi3_rest(tc, h, st, event, terminate, early, last);
+}
+
+bool fmu_subsystem::step_fmi3_rest(double tc, double h, int st0, bool event0, bool terminate0,
+                                   bool early0, double last0) noexcept {
   const double end = tc + h;
   double cur = tc;
   for (int k = 0; k < max_early_returns; ++k) {
-    fmi3Boolean event = false, terminate = false, early = false;
-    fmi3Float64 last = end;
+    fmi3Boolean event = event0, terminate = terminate0, early = early0;
+    fmi3Float64 last = last0;
+    fmi3Status st = static_cast<fmi3Status>(st0);
     const double step = k == 0 ? h : end - cur;
-    const fmi3Status st =
-        api_->do_step3(instance_, cur, step, true, &event, &terminate, &early, &last);
+    if (k > 0) {
+      event = terminate = early = false;
+      last = end;
+      st = api_->do_step3(instance_, cur, step, true, &event, &terminate, &early, &last);
+    }
     if (st == fmi3Error || st == fmi3Fatal) {
       phase_ = st == fmi3Fatal ? phase::fatal : phase::error;
       return fail(fmu_stop::failed, "fmi3DoStep", st, cur);

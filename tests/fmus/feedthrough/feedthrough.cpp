@@ -1,5 +1,6 @@
 // Pure feedthrough y = gain * u: no state, the output depends on the input at the same time
 // (ModelStructure: y depends on u), for algebraic-loop detection and evaluation-order tests.
+// The local u_sets counts the importer's sets of u (the importer sends only changed inputs).
 // Built as feedthrough_fmi2 and feedthrough_fmi3.
 #include <cmath>
 
@@ -17,6 +18,7 @@ class feedthrough final : public cosim::fmu_kit::model {
     add(1, causality::input, &u_);
     add(2, causality::output, &y_);
     add(3, causality::parameter, &gain_);
+    add(4, causality::local, &u_sets_);
   }
 
   bool initialize(double t0, std::string& why) override {
@@ -37,11 +39,15 @@ class feedthrough final : public cosim::fmu_kit::model {
   }
 
   void calculate() noexcept override { y_ = gain_ * u_; }
+  void on_set(std::uint32_t vr) noexcept override {
+    if (vr == 1) ++u_sets_;
+  }
 
  private:
   double time_ = 0.0;
   double u_ = 0.0, y_ = 0.0;
   double gain_ = 2.0;
+  std::int32_t u_sets_ = 0;
 };
 
 }  // namespace

@@ -25,7 +25,9 @@ namespace cosim {
 
 class json_writer;
 
-/// A named internal quantity that can be recorded (state, derived value).
+/// A named internal quantity that can be recorded (state, derived value). Its value is
+/// current after update_outputs(); a subsystem may keep only the variables announced through
+/// record_variable() current (an FMU fetches each value with a call).
 struct variable_desc {
   std::string name;
   std::string unit;
@@ -77,6 +79,9 @@ class subsystem {
   /// constant over it (e.g. held ZOH inputs) out of its inner loop.
   bool steps(time_point t, duration h, std::int64_t k) noexcept { return do_steps(t, h, k); }
   void update_outputs(time_point t) noexcept { do_update_outputs(t); }
+  /// Variable v (index into variables()) is recorded: system::add_probe announces it before
+  /// initialize(). Default: every variable is always current.
+  void record_variable(std::size_t v) { do_record_variable(v); }
 
   /// Run hooks, called by every executor on its calling thread (never a real-time one).
   /// start(): after initialisation and the start-up exchange, before the first step; a
@@ -117,6 +122,7 @@ class subsystem {
   virtual void do_initialize(time_point /*t0*/) {}
   virtual void do_start(stop_source& /*stop*/) {}
   virtual void do_stop(bool /*fail_safe*/) noexcept {}
+  virtual void do_record_variable(std::size_t /*v*/) {}
   virtual bool do_step(time_point t, duration h) noexcept = 0;
   virtual void do_update_outputs(time_point t) noexcept = 0;
 

@@ -4,19 +4,21 @@
 // Ports: the FMU's scalar input and output variables of type Real/Float64, Integer/Int32 or
 // Boolean (as doubles; booleans 0/1), with their units, role signal; an output is direct
 // feedthrough when ModelStructure says it depends on an input (or lists no dependencies).
-// Variables (recordable): the outputs and locals of those types.
+// Variables (recordable): the outputs and locals of those types; a local is fetched from the
+// FMU only once the system records it (record_variable), outputs at every communication point.
 //
 // Life cycle: the constructor instantiates the FMU and sets the given parameters;
 // start_experiment() (the system builder calls it with the run's length) sets up the
 // experiment and enters and leaves initialisation, so a model that fails there stops the
 // run before anything is written; initialize(t0) does it if nobody did. step(t, h) sets
-// the connected inputs from in(i, t) (unconnected ones keep their start values), calls
-// doStep(t, h) and, for FMI 3 with event mode, handles the events it reports (event mode,
-// updateDiscreteStates until settled, step mode), continuing an early return to t + h. An FMU
-// that ends the simulation (terminateSimulation, fmi2Discard) raises stop_cause::model_end
-// in the run's stop source (the run completes, the message names the FMU); fmiError/fmiFatal
-// raise model_error; either way that step returns false.
-// update_outputs(t) reads outputs and recorded variables in one get call per type. A doStep
+// the connected inputs from in(i, t) (unconnected ones keep their start values; only values
+// that changed since the last set go to the FMU, in one call per type), calls doStep(t, h) and, for
+// FMI 3 with event mode, handles the events it reports (event mode, updateDiscreteStates until
+// settled, step mode), continuing an early return to t + h. An FMU that ends the simulation
+// (terminateSimulation, fmi2Discard) raises stop_cause::model_end in the run's stop source (the run
+// completes, the message names the FMU); fmiError/fmiFatal raise model_error; either way that step
+// returns false. steps(t, h, k) does the k steps in one loop, setting held (zero-order hold) inputs
+// once. update_outputs(t) reads outputs and recorded variables in one get call per type. A doStep
 // past the experiment's stop time is never issued. The destructor terminates and frees the
 // instance (on every exit path) and prints the FMU's log messages.
 //
@@ -97,7 +99,9 @@ class fmu_subsystem final : public subsystem {
   void do_start(stop_source& stop) override;
   void do_stop(bool fail_safe) noexcept override;
   bool do_step(time_point t, duration h) noexcept override;
+  bool do_steps(time_point t, duration h, std::int64_t k) noexcept override;
   void do_update_outputs(time_point t) noexcept override;
+  void do_record_variable(std::size_t v) override;
 
   struct api;
   /// Values exchanged with the FMU, grouped by type for one get/set call each.
@@ -110,9 +114,17 @@ class fmu_subsystem final : public subsystem {
     return fmu_start_ + to_seconds(t - t0_);
   }
   void set_inputs(time_point t) noexcept;
+  /// The values fetched at every communication point: outputs and recorded locals.
+  void build_fetch_groups();
   bool get_values() noexcept;
+  bool get_values_all() noexcept;
   bool step_fmi2(double tc, double h) noexcept;
+  bool step_fmi2_failed(fmi2Status st, double tc, double h) noexcept;
   bool step_fmi3(double tc, double h) noexcept;
+  /// After the first doStep of step_fmi3 reported anything but a plain full step.
+  bool step_fmi3_rest(double tc, double h, int st0, bool event0, bool terminate0, bool early0,
+                      double last0) noexcept;
+  bool fail_stop_time(time_point t, duration h) noexcept;
   /// FMI 3 event mode until the discrete states settle, then step mode (entering event mode
   /// first when coming from step mode).
   bool settle_events(double t, bool from_step_mode) noexcept;
@@ -135,8 +147,9 @@ class fmu_subsystem final : public subsystem {
   phase phase_ = phase::instantiated;
   time_point t0_{};
   double fmu_start_ = 0.0;
-  std::optional<duration> run_length_;  // the experiment's length, when known
-  std::optional<double> stop_fmu_;      // its stop time in FMU time, as told to the FMU
+  std::optional<duration> run_length_;      // the experiment's length, when known
+  time_point stop_at_ = time_point::max();  // t0 + run length: no step ends after it
+  std::optional<double> stop_fmu_;          // its stop time in FMU time, as told to the FMU
   bool started_ = false;
   bool stepped_ = false;
 
@@ -144,14 +157,26 @@ class fmu_subsystem final : public subsystem {
   std::vector<std::size_t> input_var_;
   std::vector<std::size_t> connected_inputs_;
   value_group in_real_, in_int_, in_bool_;
+  // Shadow copies of the values last set (in group order), and the changed ones to send.
+  std::vector<double> in_real_last_;
+  std::vector<std::int32_t> in_int_last_;
+  std::vector<char> in_bool_last_;
+  std::vector<std::uint32_t> send_vrs_;
   std::vector<double> in_real_buf_;
   std::vector<std::int32_t> in_int_buf_;
   std::vector<int> in_bool2_buf_;         // fmi2Boolean
   std::unique_ptr<bool[]> in_bool3_buf_;  // fmi3Boolean (std::vector<bool> has no data())
+  bool inputs_sent_ = false;              // the first set sends every connected input
+  bool inputs_held_ = false;              // every connected input is zero-order hold
+  bool any_input_ = false;                // some input is connected
   bool any_feedthrough_ = false;
 
-  // Recorded values (outputs and locals) and where each output port reads from.
+  // Recorded values (outputs and locals) and where each output port reads from. all_*
+  // hold every recordable variable, out_* the ones fetched (outputs and recorded locals).
   std::vector<double> values_;
+  value_group all_real_, all_int_, all_bool_;
+  std::vector<char> fetch_;   // per values_ slot: fetched at every communication point
+  bool real_direct_ = false;  // out_real_'s slots are consecutive: get into values_ directly
   value_group out_real_, out_int_, out_bool_;
   std::vector<double> out_real_buf_;
   std::vector<std::int32_t> out_int_buf_;
