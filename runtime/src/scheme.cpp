@@ -58,11 +58,28 @@ duration internal_step(const subsystem& s) noexcept {
 }
 
 void deliver(system& sys, std::size_t from, time_point t) noexcept {
-  const subsystem& producer = sys.at(from);
+  subsystem& producer = sys.at(from);
   const time_point ts = sample_time(producer, t);
-  for (const connection& c : sys.connections())
-    if (c.from == from)
-      sys.at(c.to).input(c.input).receive(ts, delivered_output(producer, c.output));
+  for (const connection& c : sys.connections()) {
+    if (c.from != from) continue;
+    input_port& port = sys.at(c.to).input(c.input);
+    const double v = delivered_output(producer, c.output);
+    const std::span<const double> d = delivered_derivatives(producer, c.output, port);
+    if (d.empty())
+      port.receive(ts, v);  // as before derivatives existed, value for value
+    else
+      port.receive(ts, v, d);
+  }
+}
+
+std::span<const double> delivered_derivatives(subsystem& s, std::size_t o,
+                                              const input_port& to) noexcept {
+  // A smoothed output is an average over the interval: the instantaneous derivatives do not
+  // belong to it.
+  if (to.order() == 0 || to.source() != nullptr || s.output_desc(o).derivative_order == 0 ||
+      s.multirate().options().smoothing)
+    return {};
+  return s.output_derivatives(o);
 }
 
 bool outputs_finite(const subsystem& s) noexcept {

@@ -113,7 +113,8 @@ struct fmu_subsystem::api {
   fmi2SetBooleanTYPE* set_boolean2 = nullptr;
   fmi2DoStepTYPE* do_step2 = nullptr;
   fmi2GetBooleanStatusTYPE* get_boolean_status2 = nullptr;
-  fmi2GetRealStatusTYPE* get_real_status2 = nullptr;  // optional
+  fmi2GetRealStatusTYPE* get_real_status2 = nullptr;                    // optional
+  fmi2GetRealOutputDerivativesTYPE* get_output_derivatives2 = nullptr;  // maxOutputDerivativeOrder
   // FMI 3.0
   fmi3GetVersionTYPE* get_version3 = nullptr;
   fmi3InstantiateCoSimulationTYPE* instantiate3 = nullptr;
@@ -131,9 +132,10 @@ struct fmu_subsystem::api {
   fmi3EnterEventModeTYPE* enter_event_mode3 = nullptr;
   fmi3UpdateDiscreteStatesTYPE* update_discrete_states3 = nullptr;
   fmi3EnterStepModeTYPE* enter_step_mode3 = nullptr;
+  fmi3GetOutputDerivativesTYPE* get_output_derivatives3 = nullptr;  // maxOutputDerivativeOrder
 
   /// Resolves every function the importer calls; the error lists all missing ones.
-  void resolve(const loaded_fmu& fmu, bool event_mode) {
+  void resolve(const loaded_fmu& fmu, bool event_mode, bool output_derivatives) {
     std::string missing;
     auto need = [&](auto*& f, const char* name, bool required = true) {
       // dlsym returns an object pointer; POSIX guarantees it converts to a function pointer.
@@ -158,6 +160,7 @@ struct fmu_subsystem::api {
       need(do_step2, "fmi2DoStep");
       need(get_boolean_status2, "fmi2GetBooleanStatus");
       need(get_real_status2, "fmi2GetRealStatus", false);
+      need(get_output_derivatives2, "fmi2GetRealOutputDerivatives", output_derivatives);
     } else {
       need(get_version3, "fmi3GetVersion");
       need(instantiate3, "fmi3InstantiateCoSimulation");
@@ -175,6 +178,7 @@ struct fmu_subsystem::api {
       need(enter_event_mode3, "fmi3EnterEventMode", event_mode);
       need(update_discrete_states3, "fmi3UpdateDiscreteStates", event_mode);
       need(enter_step_mode3, "fmi3EnterStepMode", event_mode);
+      need(get_output_derivatives3, "fmi3GetOutputDerivatives", output_derivatives);
     }
     if (!missing.empty())
       throw error(errc::model, fmu.file().path + ": its binary " +
@@ -196,7 +200,10 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
   // An early return is continued to the end of the step, so it is only worth allowing when
   // events are handled in event mode.
   early_return_allowed_ = event_mode_used_ && md.cosim->might_return_early_from_do_step;
-  api_->resolve(*fmu_, event_mode_used_);
+  // FMI 2.0 Sect. 4.3.1 / FMI 3.0 Sect. 4.3.1: the FMU gives its outputs' derivatives up to
+  // this order at communication points (continuous real outputs).
+  deriv_order_ = std::min(md.cosim->max_output_derivative_order, max_extrapolation_order);
+  api_->resolve(*fmu_, event_mode_used_, deriv_order_ > 0);
 
   const char* version = major_ == 2 ? api_->get_version2() : api_->get_version3();
   if (version == nullptr || version[0] != (major_ == 2 ? '2' : '3'))
@@ -232,7 +239,15 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
     }
     if (v.causal != causality::output && v.causal != causality::local) continue;
     if (v.causal == causality::output) {
-      add_output(port_desc{v.name, v.unit, port_role::signal, md.feedthrough(k)});
+      const bool derivs =
+          deriv_order_ > 0 && v.type == var_type::real && v.variab == variability::continuous;
+      add_output(port_desc{v.name, v.unit, port_role::signal, md.feedthrough(k),
+                           derivs ? deriv_order_ : 0});
+      der_offset_.push_back(derivs ? der_vrs_.size() : npos);
+      for (int m = 1; derivs && m <= deriv_order_; ++m) {
+        der_vrs_.push_back(v.value_reference);
+        der_orders_.push_back(m);
+      }
       output_slot_.push_back(slot);
       any_feedthrough_ = any_feedthrough_ || md.feedthrough(k);
     }
@@ -245,6 +260,7 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
     fetch_.push_back(v.causal == causality::output ? 1 : 0);
     ++slot;
   }
+  der_values_.assign(der_vrs_.size(), 0.0);
   build_fetch_groups();
 
   // Instantiate.
@@ -654,8 +670,33 @@ void fmu_subsystem::do_update_outputs(time_point t) noexcept {
   // feedthrough output sees in(i, t).
   if (any_feedthrough_ && any_input_) set_inputs(t);
   if (phase_ != phase::initialized && phase_ != phase::terminated) return;
+  der_fetched_ = false;  // of the previous communication point
   if (!get_values()) return;
   for (std::size_t i = 0; i < output_slot_.size(); ++i) set_output(i, values_[output_slot_[i]]);
+}
+
+std::span<const double> fmu_subsystem::do_output_derivatives(std::size_t o) noexcept {
+  if (o >= der_offset_.size() || der_offset_[o] == npos) return {};
+  if (!der_fetched_) {
+    // All of them in one call, at the first consumer that asks after update_outputs.
+    if ((phase_ != phase::initialized && phase_ != phase::terminated) || stop_ != fmu_stop::none)
+      return {};
+    const int st = major_ == 2 ? static_cast<int>(api_->get_output_derivatives2(
+                                     instance_, der_vrs_.data(), der_vrs_.size(),
+                                     der_orders_.data(), der_values_.data()))
+                               : static_cast<int>(api_->get_output_derivatives3(
+                                     instance_, der_vrs_.data(), der_vrs_.size(),
+                                     der_orders_.data(), der_values_.data(), der_values_.size()));
+    if (st > fmi2Warning) {
+      if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
+      (void)fail(st == fmi2Discard ? fmu_stop::discarded : fmu_stop::failed,
+                 major_ == 2 ? "fmi2GetRealOutputDerivatives" : "fmi3GetOutputDerivatives", st,
+                 0.0);
+      return {};
+    }
+    der_fetched_ = true;
+  }
+  return {der_values_.data() + der_offset_[o], static_cast<std::size_t>(deriv_order_)};
 }
 
 bool fmu_subsystem::do_step(time_point t, duration h) noexcept {

@@ -1,6 +1,7 @@
 #pragma once
 // Typed ports. A port carries one scalar with a physical unit and a role; connections
 // are only allowed between ports of the same unit.
+#include <span>
 #include <string>
 
 #include "cosim/runtime/extrapolation.hpp"
@@ -19,6 +20,10 @@ struct port_desc {
   /// Output only: its value at t depends on the inputs at t (direct feedthrough, 000 Eq.
   /// (24)), so the system can find algebraic loops a non-iterative scheme cannot order.
   bool feedthrough = false;
+  /// Output only: the subsystem gives the output's time derivatives up to this order at
+  /// every communication point (subsystem::output_derivatives; an FMU's
+  /// maxOutputDerivativeOrder), so extrapolating consumers use them, not past samples.
+  int derivative_order = 0;
 };
 
 /// A deterministic function of simulation time (a manoeuvre such as 003 Eq. (19)).
@@ -66,6 +71,12 @@ class input_port {
       return;
     }
     history_.push(t, value);
+  }
+  /// With the producer's derivatives d^i/dt^i (i = 1..derivs.size()) at t: an extrapolating
+  /// port then evaluates their Taylor polynomial.
+  void receive(time_point t, double value, std::span<const double> derivs) noexcept {
+    receive(t, value);
+    history_.set_newest_derivatives(derivs.data(), static_cast<int>(derivs.size()));
   }
 
   /// True if value_at(t) is the newest sample for every t until the next receive()

@@ -13,8 +13,10 @@
 //    communication interval (004 Sect. 2.2).
 //  - Non-matching grids: a producer steps on its own grid and delivers samples stamped
 //    with its own grid times (004 Sect. 2.1).
-// Executors publish what delivered_output() returns, stamped with sample_time().
+// Executors publish what delivered_output() returns, stamped with sample_time(), with the
+// derivatives delivered_derivatives() gives.
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "cosim/runtime/system.hpp"
@@ -26,13 +28,19 @@ namespace cosim::scheme {
 /// Returns false if the state or an output became non-finite.
 bool advance(subsystem& s, time_point t, duration H) noexcept;
 /// Push every output of subsystem `from` as a sample into its consumers: the value of
-/// delivered_output(), stamped sample_time(producer, t).
+/// delivered_output(), stamped sample_time(producer, t), with delivered_derivatives().
 void deliver(system& sys, std::size_t from, time_point t) noexcept;
 bool outputs_finite(const subsystem& s) noexcept;
 
 /// The value consumers receive from output o: the interval average when smoothing and an
 /// average exists, else the output itself.
 [[nodiscard]] double delivered_output(const subsystem& s, std::size_t o) noexcept;
+/// The time derivatives that go with output o's sample to input `to`: the producer's own
+/// (port_desc::derivative_order, e.g. an FMU's) when `to` extrapolates and the output is not
+/// smoothed, else none (the input then extrapolates from past samples). Called on the
+/// producer's thread right after its update_outputs; the span lives until its next step.
+[[nodiscard]] std::span<const double> delivered_derivatives(subsystem& s, std::size_t o,
+                                                            const input_port& to) noexcept;
 /// Time stamp of the samples delivered at communication point t: t, or for a
 /// non-matching subsystem its own grid time.
 [[nodiscard]] time_point sample_time(const subsystem& s, time_point t) noexcept;

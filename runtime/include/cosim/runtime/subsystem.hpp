@@ -79,6 +79,13 @@ class subsystem {
   /// constant over it (e.g. held ZOH inputs) out of its inner loop.
   bool steps(time_point t, duration h, std::int64_t k) noexcept { return do_steps(t, h, k); }
   void update_outputs(time_point t) noexcept { do_update_outputs(t); }
+  /// Output o's time derivatives of order 1..output_desc(o).derivative_order at the last
+  /// update_outputs() time. Called (on the thread that stepped the subsystem) only for
+  /// outputs that declare an order, right after update_outputs, when a consumer
+  /// extrapolates; may fetch them then (an FMU). Empty if unavailable.
+  [[nodiscard]] std::span<const double> output_derivatives(std::size_t o) noexcept {
+    return do_output_derivatives(o);
+  }
   /// Variable v (index into variables()) is recorded: system::add_probe announces it before
   /// initialize(). Default: every variable is always current.
   void record_variable(std::size_t v) { do_record_variable(v); }
@@ -123,6 +130,7 @@ class subsystem {
   virtual void do_start(stop_source& /*stop*/) {}
   virtual void do_stop(bool /*fail_safe*/) noexcept {}
   virtual void do_record_variable(std::size_t /*v*/) {}
+  virtual std::span<const double> do_output_derivatives(std::size_t /*o*/) noexcept { return {}; }
   virtual bool do_step(time_point t, duration h) noexcept = 0;
   virtual void do_update_outputs(time_point t) noexcept = 0;
 

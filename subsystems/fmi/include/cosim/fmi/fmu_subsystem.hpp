@@ -22,6 +22,12 @@
 // past the experiment's stop time is never issued. The destructor terminates and frees the
 // instance (on every exit path) and prints the FMU's log messages.
 //
+// Output derivatives: with maxOutputDerivativeOrder m >= 1, every continuous real output port
+// declares derivative_order min(m, 4) and output_derivatives(o) gives d^i/dt^i, i = 1..that
+// order, at the last update_outputs time (fmi2GetRealOutputDerivatives /
+// fmi3GetOutputDerivatives, one call for all outputs, made only when an extrapolating
+// consumer asks), so the consumer's extrapolation is their Taylor polynomial.
+//
 // FMU time = the default experiment's startTime (0 if none) + (t - t0).
 //
 // Not real-time safe: an FMU may allocate or take unbounded time (realtime_safe() false).
@@ -31,6 +37,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -102,6 +109,7 @@ class fmu_subsystem final : public subsystem {
   bool do_steps(time_point t, duration h, std::int64_t k) noexcept override;
   void do_update_outputs(time_point t) noexcept override;
   void do_record_variable(std::size_t v) override;
+  std::span<const double> do_output_derivatives(std::size_t o) noexcept override;
 
   struct api;
   /// Values exchanged with the FMU, grouped by type for one get/set call each.
@@ -183,6 +191,16 @@ class fmu_subsystem final : public subsystem {
   std::vector<int> out_bool2_buf_;
   std::unique_ptr<bool[]> out_bool3_buf_;
   std::vector<std::size_t> output_slot_;  // port -> values_ index
+
+  // Output derivatives (maxOutputDerivativeOrder): per output port with derivatives, orders
+  // 1..deriv_order_ at der_offset_[port] in der_values_ (npos: none); fetched in one call
+  // when a consumer first asks after update_outputs.
+  int deriv_order_ = 0;
+  std::vector<std::size_t> der_offset_;
+  std::vector<std::uint32_t> der_vrs_;
+  std::vector<std::int32_t> der_orders_;  // fmi2Integer / fmi3Int32
+  std::vector<double> der_values_;
+  bool der_fetched_ = false;
 
   fmu_stop stop_ = fmu_stop::none;
   std::array<char, 512> stop_text_{};
