@@ -314,10 +314,13 @@ TEST(ThreadedExecutor, OneStallIsCountedOnceNotOnThePartnerThatWaitedForIt) {
   // H = 5 ms; the mass oversleeps 12 ms in step 40. The spring needs that step's sample for
   // its step 41, so it waits and finishes late too; that wait is the mass's stall, already
   // counted: the spring must not be charged and the run has one late step, not two.
-  // A 5 ms period makes noise misses rare but not impossible on a shared machine, so a
-  // clean run out of three attempts is required (the double count happens every time).
+  // A 5 ms period makes noise misses rare but not impossible on a shared machine: the mass
+  // may be late again by itself (its own overruns, each one late step). What must never
+  // happen is the spring charged or a late step counted twice, so a run is clean when every
+  // late step is one of the mass's overruns and the spring has none; one clean run out of
+  // five attempts is required (the double count happens every time).
   bool clean = false;
-  for (int attempt = 0; attempt < 3 && !clean; ++attempt) {
+  for (int attempt = 0; attempt < 5 && !clean; ++attempt) {
     auto m = make_model(scheme_kind::jacobi, 0, 5e-3, 5e-3, 12e-3, {40});
     m->plan.macro_steps = 100;
     memory_sink sink;
@@ -332,9 +335,9 @@ TEST(ThreadedExecutor, OneStallIsCountedOnceNotOnThePartnerThatWaitedForIt) {
                 static_cast<long long>(o.threads[0].overruns),
                 static_cast<long long>(o.threads[1].overruns));
     ASSERT_GE(o.threads[0].overruns, 1);  // the injected stall is always counted
-    clean = o.threads[0].overruns == 1 && o.threads[1].overruns == 0 && o.deadline_misses == 1;
+    clean = o.threads[1].overruns == 0 && o.deadline_misses == o.threads[0].overruns;
   }
-  EXPECT_TRUE(clean) << "the spring was charged for the mass's stall in every attempt";
+  EXPECT_TRUE(clean) << "in every attempt the spring was charged or a late step counted twice";
 }
 
 TEST(ThreadedExecutor, StepDeadlineMovesTheScheduleOnceAndBlamesTheLateThread) {
