@@ -345,6 +345,7 @@ void fmu_subsystem::build_fetch_groups() {
   real_direct_ = !out_real_.slots.empty();
   for (std::size_t j = 1; j < out_real_.slots.size(); ++j)
     real_direct_ = real_direct_ && out_real_.slots[j] == out_real_.slots[0] + j;
+  reals_only_direct_ = real_direct_ && out_int_.vrs.empty() && out_bool_.vrs.empty();
   out_real_buf_.assign(out_real_.vrs.size(), 0.0);
   out_int_buf_.assign(out_int_.vrs.size(), 0);
   out_bool2_buf_.assign(out_bool_.vrs.size(), 0);
@@ -605,9 +606,9 @@ void fmu_subsystem::set_inputs(time_point t) noexcept {
   inputs_sent_ = true;
 }
 
-bool fmu_subsystem::get_values() noexcept {
+inline bool fmu_subsystem::get_values() noexcept {
   // The common case, reals only and consecutive: one call straight into values_.
-  if (real_direct_ && out_int_.vrs.empty() && out_bool_.vrs.empty()) [[likely]] {
+  if (reals_only_direct_) [[likely]] {
     const std::size_t n = out_real_.vrs.size();
     double* dst = &values_[out_real_.slots[0]];
     const int st =
@@ -620,7 +621,7 @@ bool fmu_subsystem::get_values() noexcept {
   return get_values_all();
 }
 
-bool fmu_subsystem::get_values_all() noexcept {
+[[gnu::noinline]] bool fmu_subsystem::get_values_all() noexcept {
   int st = 0;
   const char* call = "";
   if (!out_real_.vrs.empty()) {
@@ -703,6 +704,24 @@ bool fmu_subsystem::do_step(time_point t, duration h) noexcept {
   return do_steps(t, h, 1);
 }
 
+// Inlined into do_steps: the per-step path is a doStep call and a status check.
+inline bool fmu_subsystem::step_fmi2(double tc, double h) noexcept {
+  const fmi2Status st = api_->do_step2(instance_, tc, h, fmi2True);
+  if (st == fmi2OK || st == fmi2Warning) [[likely]]
+    return true;
+  return step_fmi2_failed(st, tc, h);
+}
+
+inline bool fmu_subsystem::step_fmi3(double tc, double h) noexcept {
+  // The common case (a full step, no event) without the early-return loop's bookkeeping.
+  fmi3Boolean event = false, terminate = false, early = false;
+  fmi3Float64 last = tc + h;
+  const fmi3Status st = api_->do_step3(instance_, tc, h, true, &event, &terminate, &early, &last);
+  if ((st == fmi3OK || st == fmi3Warning) && !event && !terminate && !early) [[likely]]
+    return true;
+  return step_fmi3_rest(tc, h, st, event, terminate, early, last);
+}
+
 bool fmu_subsystem::do_steps(time_point t, duration h, std::int64_t k) noexcept {
   stepped_ = true;
   if (k <= 0) return true;
@@ -722,21 +741,15 @@ bool fmu_subsystem::do_steps(time_point t, duration h, std::int64_t k) noexcept 
   return true;
 }
 
-bool fmu_subsystem::fail_stop_time(time_point t, duration h) noexcept {
+[[gnu::cold, gnu::noinline]] bool fmu_subsystem::fail_stop_time(time_point t, duration h) noexcept {
   const double tc = fmu_time(t), hs = to_seconds(h);
   char what[160];
   std::snprintf(what, sizeof what, "the step from t = %.17g s to %.17g s", tc, tc + hs);
   return fail(fmu_stop::stop_time, what, 0, tc);
 }
 
-bool fmu_subsystem::step_fmi2(double tc, double h) noexcept {
-  const fmi2Status st = api_->do_step2(instance_, tc, h, fmi2True);
-  if (st == fmi2OK || st == fmi2Warning) [[likely]]
-    return true;
-  return step_fmi2_failed(st, tc, h);
-}
-
-bool fmu_subsystem::step_fmi2_failed(fmi2Status st, double tc, double h) noexcept {
+[[gnu::cold, gnu::noinline]] bool fmu_subsystem::step_fmi2_failed(fmi2Status st, double tc,
+                                                                  double h) noexcept {
   if (st == fmi2Discard) {
     // FMI 2.0 Sect. 4.2.3: after fmi2Discard, fmi2Terminated tells whether the model wants
     // the simulation to end (then at fmi2LastSuccessfulTime).
@@ -797,18 +810,9 @@ bool fmu_subsystem::settle_events(double t, bool from_step_mode) noexcept {
               fmi3Error, t);
 }
 
-bool fmu_subsystem::step_fmi3(double tc, double h) noexcept {
-  // The common case (a full step, no event) without the early-return loop's bookkeeping.
-  fmi3Boolean event = false, terminate = false, early = false;
-  fmi3Float64 last = tc + h;
-  const fmi3Status st = api_->do_step3(instance_, tc, h, true, &event, &terminate, &early, &last);
-  if ((st == fmi3OK || st == fmi3Warning) && !event && !terminate && !early) [[likely]]
-    return true;
-  return step_fmi3_rest(tc, h, st, event, terminate, early, last);
-}
-
-bool fmu_subsystem::step_fmi3_rest(double tc, double h, int st0, bool event0, bool terminate0,
-                                   bool early0, double last0) noexcept {
+[[gnu::noinline]] bool fmu_subsystem::step_fmi3_rest(double tc, double h, int st0, bool event0,
+                                                     bool terminate0, bool early0,
+                                                     double last0) noexcept {
   const double end = tc + h;
   double cur = tc;
   for (int k = 0; k < max_early_returns; ++k) {

@@ -183,8 +183,9 @@ class fmu_subsystem final : public subsystem {
   // hold every recordable variable, out_* the ones fetched (outputs and recorded locals).
   std::vector<double> values_;
   value_group all_real_, all_int_, all_bool_;
-  std::vector<char> fetch_;   // per values_ slot: fetched at every communication point
-  bool real_direct_ = false;  // out_real_'s slots are consecutive: get into values_ directly
+  std::vector<char> fetch_;         // per values_ slot: fetched at every communication point
+  bool real_direct_ = false;        // out_real_'s slots are consecutive: get into values_ directly
+  bool reals_only_direct_ = false;  // and nothing but reals is fetched: one get call
   value_group out_real_, out_int_, out_bool_;
   std::vector<double> out_real_buf_;
   std::vector<std::int32_t> out_int_buf_;
