@@ -31,6 +31,8 @@ struct sample {
   std::uint64_t seq = 0;
   std::int64_t stamp_ns = 0;
   double value = 0.0;
+  std::int32_t derivs = 0;  // scheme::delivered_derivatives(), orders 1..derivs
+  std::array<double, max_extrapolation_order> d{};
 };
 
 constexpr std::size_t max_record_values = 120;
@@ -381,7 +383,8 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
         while (w.in_have[k] < need) {
           sample s;
           if (rings[c]->try_pop(s)) {
-            port.receive(time_point{duration{s.stamp_ns}}, s.value);
+            port.receive(time_point{duration{s.stamp_ns}}, s.value,
+                         std::span<const double>(s.d.data(), static_cast<std::size_t>(s.derivs)));
             w.in_have[k] = s.seq;
             continue;
           }
@@ -426,8 +429,12 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
       }
       const std::int64_t stamp = scheme::sample_time(sub, t1).time_since_epoch().count();
       for (std::size_t c : w.out_conns) {
-        const sample s{static_cast<std::uint64_t>(n + 1), stamp,
-                       scheme::delivered_output(sub, conns[c].output)};
+        sample s{static_cast<std::uint64_t>(n + 1), stamp,
+                 scheme::delivered_output(sub, conns[c].output)};
+        const std::span<const double> d = scheme::delivered_derivatives(
+            sub, conns[c].output, sys.at(conns[c].to).input(conns[c].input));
+        s.derivs = static_cast<std::int32_t>(std::min(d.size(), s.d.size()));
+        std::copy_n(d.begin(), s.derivs, s.d.begin());
         backoff wait;
         while (!rings[c]->try_push(s)) {
           if (shared.stopping()) return;

@@ -48,10 +48,12 @@ class table final : public cosim::row_sink {
   std::vector<std::vector<double>> rows_;
 };
 
-void run_system(const std::string& text, table& rows, cosim::run_outcome& out) {
+void run_system(const std::string& text, table& rows, cosim::run_outcome& out,
+                const std::string& mode = "offline") {
   const cosim::test::temp_dir dir;
   cosim::config::run_request req;
   req.scenario = dir.file("system.toml", text);
+  req.sets = {"run.mode=" + mode};
   req.out_dir = dir / "out";
   req.quiet = true;
   req.also = &rows;
@@ -72,29 +74,31 @@ std::string ode_to_consumer(const std::string& ode, int order) {
 
 TEST(FmuOutputDerivatives, ExtrapolationIsTheTaylorPolynomialOfTheFmusDerivatives) {
   const double a = -k * H;
-  for (const char* ode : {"linear_ode_fmi2", "linear_ode_fmi3"}) {
-    for (int order : {1, 2}) {
-      SCOPED_TRACE(std::string(ode) + ", extrapolation " + std::to_string(order));
-      table r;
-      cosim::run_outcome out;
-      run_system(ode_to_consumer(ode, order), r, out);
-      ASSERT_EQ(out.status, cosim::run_status::completed) << out.message;
-      ASSERT_EQ(r.rows(), rows_expected);
-      EXPECT_EQ(r.at(0, "c.y"), 1.0);  // the start-up exchange: x(0) itself
-      const double taylor = order == 1 ? 1.0 + a : 1.0 + a + a * a / 2.0;
-      for (std::size_t n = 0; n + 1 < r.rows(); ++n) {
-        const double xn = std::exp(-k * H * static_cast<double>(n));  // closed form
-        const double y = r.at(n + 1, "c.y");
-        ASSERT_NEAR(y, xn * taylor, 1e-12) << "row " << n + 1;
-        if (n < 2) continue;
-        // What finite differences of the past samples would give: far from it.
-        const double x1 = std::exp(-k * H * static_cast<double>(n - 1));
-        const double x2 = std::exp(-k * H * static_cast<double>(n - 2));
-        const double fd = order == 1 ? 2.0 * xn - x1 : 3.0 * xn - 3.0 * x1 + x2;
-        ASSERT_GT(std::abs(y - fd), 1e-6) << "row " << n + 1;
+  // Threaded: the samples carry the derivatives through the rings (threaded_executor.cpp).
+  for (const char* mode : {"offline", "threaded"})
+    for (const char* ode : {"linear_ode_fmi2", "linear_ode_fmi3"}) {
+      for (int order : {1, 2}) {
+        SCOPED_TRACE(std::string(mode) + ", " + ode + ", extrapolation " + std::to_string(order));
+        table r;
+        cosim::run_outcome out;
+        run_system(ode_to_consumer(ode, order), r, out, mode);
+        ASSERT_EQ(out.status, cosim::run_status::completed) << out.message;
+        ASSERT_EQ(r.rows(), rows_expected);
+        EXPECT_EQ(r.at(0, "c.y"), 1.0);  // the start-up exchange: x(0) itself
+        const double taylor = order == 1 ? 1.0 + a : 1.0 + a + a * a / 2.0;
+        for (std::size_t n = 0; n + 1 < r.rows(); ++n) {
+          const double xn = std::exp(-k * H * static_cast<double>(n));  // closed form
+          const double y = r.at(n + 1, "c.y");
+          ASSERT_NEAR(y, xn * taylor, 1e-12) << "row " << n + 1;
+          if (n < 2) continue;
+          // What finite differences of the past samples would give: far from it.
+          const double x1 = std::exp(-k * H * static_cast<double>(n - 1));
+          const double x2 = std::exp(-k * H * static_cast<double>(n - 2));
+          const double fd = order == 1 ? 2.0 * xn - x1 : 3.0 * xn - 3.0 * x1 + x2;
+          ASSERT_GT(std::abs(y - fd), 1e-6) << "row " << n + 1;
+        }
       }
     }
-  }
 }
 
 TEST(FmuOutputDerivatives, WithoutDerivativesTheExtrapolationStaysLagrange) {
