@@ -32,7 +32,11 @@ void logger2(fmi2ComponentEnvironment, fmi2String, fmi2Status, fmi2String, fmi2S
   char buf[1024];
   va_list args;
   va_start(args, message);
-  std::vsnprintf(buf, sizeof buf, message, args);
+  // FMI 2.0 Sect. 2.1.5: message is a printf format with the variable arguments (the FMU's).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+  std::vsnprintf(buf, sizeof buf, message != nullptr ? message : "", args);
+#pragma GCC diagnostic pop
   va_end(args);
   log2_messages().emplace_back(buf);
 }

@@ -21,12 +21,6 @@ namespace {
 
 namespace config = cosim::config;
 
-#if defined(COSIM_SANITIZED)
-constexpr bool sanitized = true;
-#else
-constexpr bool sanitized = false;
-#endif
-
 constexpr double inf = std::numeric_limits<double>::infinity();
 
 /// Keeps t and s of every row.

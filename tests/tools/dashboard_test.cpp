@@ -131,7 +131,7 @@ class ws_client {
       : ws_(ioc_) {
     tcp::resolver resolver(ioc_);
     net::connect(ws_.next_layer(), resolver.resolve(host, port));
-    ws_.read_message_max(64 * 1024 * 1024);  // screenshots
+    ws_.read_message_max(std::size_t{64} * 1024 * 1024);  // screenshots
     ws_.handshake(host + ":" + port, target);
   }
   void send(const std::string& text) { ws_.write(net::buffer(text)); }
@@ -398,7 +398,7 @@ class devtools {
     if (res == nullptr || res->find("result") == nullptr) return "";
     const json_value* v = res->find("result")->find("value");
     if (v == nullptr) return "";
-    return v->k == json_value::kind::number ? v->str : v->str;
+    return v->str;  // a number keeps its text as written
   }
   std::string text_of(const std::string& id) {
     return eval("(document.getElementById('" + id + "')||{}).textContent||''");
