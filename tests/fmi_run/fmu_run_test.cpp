@@ -16,32 +16,14 @@
 #include "cosim/rt_config/run.hpp"
 #include "cosim/runtime/error.hpp"
 #include "fmu_binary.hpp"
+#include "row_table.hpp"
 #include "temp_dir.hpp"
 
 namespace {
 
 using cosim::test::fmu_path;
 
-/// Every row of a run, by column name.
-class table final : public cosim::row_sink {
- public:
-  void begin(std::span<const std::string> c) override { columns_.assign(c.begin(), c.end()); }
-  void write(std::span<const double> row) noexcept override {
-    rows_.emplace_back(row.begin(), row.end());
-  }
-  void end() override {}
-
-  [[nodiscard]] std::size_t rows() const { return rows_.size(); }
-  [[nodiscard]] double at(std::size_t r, const std::string& col) const {
-    const auto it = std::find(columns_.begin(), columns_.end(), col);
-    if (it == columns_.end()) throw std::runtime_error("no column " + col);
-    return rows_.at(r).at(static_cast<std::size_t>(it - columns_.begin()));
-  }
-
- private:
-  std::vector<std::string> columns_;
-  std::vector<std::vector<double>> rows_;
-};
+using table = cosim::test::row_table;
 
 struct run_result {
   cosim::run_outcome out;
