@@ -377,7 +377,16 @@ model_entry oscillator004_model_entry() {
   m.read = read_004;
   m.expand = expand_oscillator;
   m.default_macro_step = [](const scenario& sc) {
+    // Fast-step delivery (004's interface): communication at h1, every fast step.
+    if (sc.run.fast_step) return 1.0 / steps_per_cycle004;
     return sc.param("fr") / steps_per_cycle004;  // h2 = FR / (100 f1), f1 = 1 Hz
+  };
+  m.fast_step_subsystems = [](const scenario& sc) {
+    // H = h1; mass2 keeps h2 = FR h1 on its own grid (004 Sect. 3.2).
+    const double h2 = sc.param("fr") / steps_per_cycle004;
+    std::vector<subsystem_spec> s = oscillator004_model_entry().subsystems;
+    s[1].default_step = [h2](double /*H*/) { return h2; };
+    return s;
   };
   m.keys = {
       {"model.fr", "frequency ratio FR = w1/w2 > 1 (004 Eq. (5)); H defaults to FR/100 s"},
@@ -386,6 +395,8 @@ model_entry oscillator004_model_entry() {
       {"model.m1", "mass 1 [kg] (default 1; the motion does not depend on it)"},
       {"model.coupling", "f-d (default: mass1 owns k2 and sends its force) or d-d"},
       {"mass1.step", "h1, default min(H, 10 ms) (100 steps per fast cycle, 004 Sect. 3.2)"},
+      {"run.delivery = fast-step",
+       "004's interface: H = h1 = 10 ms by default, mass2 steps h2 = FR h1 on its own grid"},
       {"mass1.integrator",
        "rk4 (default, Simulink ode4, 004 Eq. (1)), trapezoidal, semi-implicit-euler"},
       {"mass2.integrator", "trapezoidal (default, 004 Sect. 3.2), rk4, semi-implicit-euler"},

@@ -138,7 +138,15 @@ std::string system_toml(const scenario& sc) {
     for (const auto& d : sc.drivers) driver = driver || d.name == n;
     if (!driver) order.push_back(n);
   }
-  o << "order = " << strs(order) << "\n";
+  if (sc.run.fast_step) {
+    // The sync decides which subsystem runs ahead, so it is written instead of the order.
+    o << "delivery = \"fast-step\"\n";
+    o << "sync = "
+      << str(sc.run.sync == scheme::sync::slowest_first ? "slowest-first" : "fastest-first")
+      << "\n";
+  } else {
+    o << "order = " << strs(order) << "\n";
+  }
   if (sc.run.output_interval > 0.0)
     o << "output_interval = " << num(sc.run.output_interval) << "\n";
   if (sc.rt.ring_capacity != realtime_config{}.ring_capacity)

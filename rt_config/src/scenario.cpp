@@ -25,7 +25,7 @@ std::string join(const std::vector<std::string>& v) {
 
 // `prefix` is "" for a preset's [multibody] tables, "subsystems." in a system file.
 void read_subsystem(config_reader& r, const subsystem_spec& spec, double H, subsystem_config& sc,
-                    const std::string& prefix) {
+                    const std::string& prefix, bool fast_step) {
   const std::string base = prefix + spec.name;
   const std::string step_key = base + ".step";
   // 004 Sect. 2: smoothing on a (fast) producer, own non-matching time grid.
@@ -34,11 +34,13 @@ void read_subsystem(config_reader& r, const subsystem_spec& spec, double H, subs
   // The rule is limits::internal_step (runtime); here it gets the key and a hint.
   const duration Hd = to_duration(H);
   const std::string grid_hint = " (set " + base + ".non_matching = true for an own time grid)";
+  // Fast-step delivery: a subsystem slower than H steps on its own grid (004 Sect. 2.1).
+  const bool own_grid = sc.non_matching || fast_step;
   if (auto step = r.opt_double(step_key)) {
     check_positive(r, step_key, *step);
     if (*step > max_run_seconds)
       r.fail(step_key, "must be at most " + format_double(max_run_seconds) + " s");
-    const std::string why = limits::internal_step(to_duration(*step), Hd, sc.non_matching);
+    const std::string why = limits::internal_step(to_duration(*step), Hd, own_grid);
     if (!why.empty())
       r.fail(step_key, step_key + " = " + format_double(*step) + " s " + why +
                            (why.find("internal steps") == std::string::npos ? grid_hint : ""));
@@ -46,7 +48,7 @@ void read_subsystem(config_reader& r, const subsystem_spec& spec, double H, subs
     sc.step_set = true;
   } else {
     sc.step = spec.default_step(H);
-    const std::string why = limits::internal_step(to_duration(sc.step), Hd, sc.non_matching);
+    const std::string why = limits::internal_step(to_duration(sc.step), Hd, own_grid);
     if (why.find("internal steps") != std::string::npos)
       r.fail("run.macro_step", "with the default " + step_key + " = " + format_double(sc.step) +
                                    " s, one macro step " + why);
@@ -96,6 +98,30 @@ std::vector<subsystem_spec> system_specs(const scenario& sc) {
   return specs;
 }
 
+// run.delivery (004 Sect. 2.1): read before the subsystems, whose default steps and H
+// depend on it.
+void read_delivery(config_reader& r, scenario& sc) {
+  const std::string d = r.opt_string("run.delivery").value_or("macro-step");
+  check_choice(r, "run.delivery", d, {"macro-step", "fast-step"});
+  sc.run.fast_step = d == "fast-step";
+}
+
+// Fast-step delivery is 004's interface: H is the fast step, the order is slowest-first or
+// fastest-first, and nothing steps faster than H.
+void check_fast_step(config_reader& r, scenario& sc) {
+  if (!sc.run.sync)
+    r.fail("run.delivery",
+           "\"fast-step\" needs run.sync = \"slowest-first\" or "
+           "\"fastest-first\" (004 Sect. 2.1: which subsystem runs ahead)");
+  const duration H = to_duration(sc.run.macro_step);
+  for (const auto& [name, cfg] : sc.subsystems)
+    if (to_duration(cfg.step) < H)
+      r.fail((sc.preset ? "" : "subsystems.") + name + ".step",
+             "is smaller than run.macro_step = " + format_double(sc.run.macro_step) +
+                 " s; with run.delivery = \"fast-step\" H is the fastest subsystem's step "
+                 "(set run.macro_step to it)");
+}
+
 scenario read(config_reader& r) {
   scenario sc;
   sc.file = r.file();
@@ -117,15 +143,18 @@ scenario read(config_reader& r) {
       r.fail("model.name", "unknown model (known: " + join(names) + ")");
     }
     model->read(r, sc);
+    read_delivery(r, sc);
     if (!model->reduced_interface && r.has("model.interface") &&
         r.get_string("model.interface") != "direct")
       r.fail("model.interface", "model '" + sc.model +
                                     "' cannot provide the effective mass matrix and force (001 "
                                     "Eqs. (12)-(13)) a reduced interface model needs; only "
                                     "\"direct\"");
-    specs = model->subsystems;
+    specs = sc.run.fast_step && model->fast_step_subsystems ? model->fast_step_subsystems(sc)
+                                                            : model->subsystems;
   } else {
     (void)read_system_subsystems(r, sc);
+    read_delivery(r, sc);
     specs = system_specs(sc);
     prefix = "subsystems.";
   }
@@ -186,7 +215,7 @@ scenario read(config_reader& r) {
     sc.run.output_interval = *oi;
   }
   for (const auto& spec : specs)
-    read_subsystem(r, spec, sc.run.macro_step, sc.subsystems[spec.name], prefix);
+    read_subsystem(r, spec, sc.run.macro_step, sc.subsystems[spec.name], prefix, sc.run.fast_step);
   if (auto sync = r.opt_string("run.sync")) {
     // 004 Sect. 2.1: Gauss-Seidel with the slowest (largest step) or the fastest subsystem
     // first; the others follow by step size.
@@ -206,6 +235,7 @@ scenario read(config_reader& r) {
                        return sc.run.sync == scheme::sync::slowest_first ? ha > hb : ha < hb;
                      });
   }
+  if (sc.run.fast_step) check_fast_step(r, sc);
   if (auto m = r.opt_int("coupling.extrapolation")) {
     if (*m < 0 || *m > max_extrapolation_order)
       r.fail("coupling.extrapolation", "must be an integer from 0 to 4");
@@ -350,6 +380,10 @@ std::vector<key_doc> documented_keys() {
        "subsystem order for Gauss-Seidel and start-up, e.g. [\"multibody\", \"hydraulics\"]"},
       {"run.output_interval",
        "time between rows of results.csv [s]; a multiple of H; 0 = every macro step"},
+      {"run.delivery",
+       "macro-step (default) or fast-step: exchange at the fastest step, slower subsystems on "
+       "their own grid ahead (slowest-first) or behind (fastest-first) (004 Sect. 2.1); "
+       "needs run.sync"},
       {"run.sync",
        "slowest-first or fastest-first: Gauss-Seidel, largest (smallest) step first (004 Sect. "
        "2.1); replaces run.order"},
@@ -417,6 +451,24 @@ std::vector<key_doc> documented_keys() {
   return keys;
 }
 
+namespace {
+
+// Fast-step delivery: a consumer whose own step spans k fast samples evaluates its inputs
+// inside that span on 004's points, so it keeps k + 6 samples (order 4 needs 5, plus the
+// one after t).
+void keep_dense_histories(const scenario& sc, built_scenario& b) {
+  const std::int64_t H = to_duration(sc.run.macro_step).count();
+  for (const connection& c : b.sys.connections()) {
+    const subsystem& to = b.sys.at(c.to);
+    const std::int64_t h = scheme::internal_step(to).count();
+    if (h <= H) continue;
+    const auto k = static_cast<std::size_t>((h + H - 1) / H);
+    b.sys.at(c.to).input(c.input).keep_dense_history(k + max_extrapolation_order + 2);
+  }
+}
+
+}  // namespace
+
 void fill_plan(const scenario& sc, built_scenario& b) {
   run_plan& plan = b.plan;
   plan.macro_step = to_duration(sc.run.macro_step);
@@ -431,10 +483,14 @@ void fill_plan(const scenario& sc, built_scenario& b) {
   for (const auto& [name, cfg] : sc.subsystems) {
     subsystem& sub = b.sys.at(b.sys.index_of(name));
     sub.set_step_size(to_duration(cfg.step));
-    if (cfg.smoothing || cfg.non_matching)
-      scheme::configure_multirate(sub, {cfg.smoothing, cfg.non_matching}, to_duration(cfg.step),
-                                  plan.macro_step);
+    // Fast-step delivery: a slower subsystem steps on its own grid, ahead when it goes first.
+    const bool own_grid = sc.run.fast_step && to_duration(cfg.step) > plan.macro_step;
+    const bool ahead = own_grid && sc.run.sync == scheme::sync::slowest_first;
+    if (cfg.smoothing || cfg.non_matching || own_grid)
+      scheme::configure_multirate(sub, {cfg.smoothing, cfg.non_matching || own_grid, ahead},
+                                  to_duration(cfg.step), plan.macro_step);
   }
+  if (sc.run.fast_step) keep_dense_histories(sc, b);
   for (const connection& c : b.sys.connections())
     b.sys.at(c.to).input(c.input).set_order(sc.coupling.extrapolation);
   // [coupling.order] overrides per consumer input (004 Sect. 2.1: orders per direction).
@@ -508,6 +564,7 @@ std::string to_json(const scenario& sc) {
   j.end_array();
   j.key("output_interval")
       .value(sc.run.output_interval > 0 ? sc.run.output_interval : sc.run.macro_step);
+  if (sc.run.fast_step) j.key("delivery").value("fast-step");
   if (sc.run.sync)
     j.key("sync").value(*sc.run.sync == scheme::sync::slowest_first ? "slowest-first"
                                                                     : "fastest-first");

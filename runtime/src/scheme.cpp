@@ -22,7 +22,9 @@ bool advance(subsystem& s, time_point t, duration H) noexcept {
   time_point tc = non_matching ? m.own_time() : t;
   std::vector<double>& avg = m.average_buffer();
   std::int64_t count = 0;
-  while (ok && tc + h <= t_end) {
+  // Ahead: cover [t, t + H] entirely (004 Table 1, step 2a: advance while t2 < t1).
+  const time_point t_stop = non_matching && m.options().ahead ? t_end + h - duration{1} : t_end;
+  while (ok && tc + h <= t_stop) {
     ok = s.step(tc, h);
     tc += h;
     if (smoothing) {

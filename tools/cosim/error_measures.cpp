@@ -117,15 +117,21 @@ std::vector<double> row_energies(const osc::oscillator_definition& d, const csv_
 }
 
 oscillator_errors oscillator_errors_004(const osc::oscillator_definition& d, double duration,
-                                        const csv_table& results, const csv_table& reference) {
+                                        const csv_table& results, const csv_table& reference,
+                                        const std::vector<std::int64_t>& own_grid_ns) {
   oscillator_errors out;
   out.scale = oscillator_fr_cycles(d, duration);
   const std::size_t n = d.size();
   const std::vector<int> rc = state_columns(results, n);
   const std::vector<int> fc = state_columns(reference, n);
+  const auto on_grid = [&](const std::vector<double>& row, std::size_t i) {
+    if (i >= own_grid_ns.size() || own_grid_ns[i] <= 0) return true;
+    return to_duration(row[0]).count() % own_grid_ns[i] == 0;
+  };
   for (std::size_t i = 0; i < n; ++i) {
     std::vector<double> x, xe;
     for (const auto& row : results.rows) {
+      if (!on_grid(row, i)) continue;
       x.push_back(row[static_cast<std::size_t>(rc[i])]);
       xe.push_back(reference.interpolate(fc[i], row[0]));
     }
@@ -135,7 +141,14 @@ oscillator_errors oscillator_errors_004(const osc::oscillator_definition& d, dou
   const auto ni = static_cast<Eigen::Index>(n);
   const Eigen::VectorXd z0 = osc::initial_state(d);
   const double e0 = osc::mechanical_energy(d, z0.head(ni), z0.tail(ni));
-  out.energy = energy_error_004(row_energies(d, results), e0, out.scale.fr, out.scale.cycles);
+  csv_table aligned;
+  aligned.columns = results.columns;
+  for (const auto& row : results.rows) {
+    bool all = true;
+    for (std::size_t i = 0; i < n; ++i) all = all && on_grid(row, i);
+    if (all) aligned.rows.push_back(row);
+  }
+  out.energy = energy_error_004(row_energies(d, aligned), e0, out.scale.fr, out.scale.cycles);
   return out;
 }
 

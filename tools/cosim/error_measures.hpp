@@ -11,6 +11,7 @@
 // For an oscillator scenario FR and N generalise 004's definitions: FR = w_max / w_min of
 // the undamped natural frequencies and N = number of cycles of w_max over the run (for
 // oscillator004 exactly the paper's FR and N = 100).
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -58,8 +59,12 @@ struct oscillator_errors {
 };
 /// 004 errors of `results` against `reference` (interpolated to the results' times, which
 /// must lie inside the reference's range). E_0 is the definition's initial energy.
+/// own_grid_ns[i] (optional, 0 = every row): mass i has a state only at multiples of this
+/// time (fast-step delivery: a slow mass on its own grid shows its newest grid point), so
+/// x_i is compared only there, and the energy only where every mass has one.
 oscillator_errors oscillator_errors_004(const osc::oscillator_definition& d, double duration,
-                                        const csv_table& results, const csv_table& reference);
+                                        const csv_table& results, const csv_table& reference,
+                                        const std::vector<std::int64_t>& own_grid_ns = {});
 
 /// Writes a csv_table (header + rows, 17 significant digits) to `path`.
 void write_csv(const std::string& path, const csv_table& t);

@@ -31,6 +31,9 @@ struct run_config {
   std::vector<std::string> order;    // Gauss-Seidel order (subsystem names)
   double output_interval = 0.0;      // [s]; 0 = every macro step
   std::optional<scheme::sync> sync;  // Gauss-Seidel order by step size (004 Sect. 2.1)
+  // run.delivery = "fast-step": H is the fastest step; slower subsystems step on their own
+  // grid, ahead (slowest-first) or behind (fastest-first), 004 Sect. 2.1.
+  bool fast_step = false;
 };
 
 struct subsystem_config {

@@ -12,6 +12,10 @@
 //    consumers interpolate/extrapolate from the true sample times. Its inputs are
 //    evaluated at its own grid times by the input ports' polynomials. h may exceed H (then
 //    some macro steps take no step and re-deliver the last sample).
+//  - ahead (with non_matching; 004 Sect. 2.1 slowest-first with fast-step delivery): the
+//    subsystem instead steps on until its own grid reaches or passes t_n + H, so it runs
+//    ahead of the others by up to one own step and they interpolate its samples. Without
+//    it a non-matching subsystem stays behind (fastest-first).
 //    validate_plan requires step_size() to divide H; a non-matching subsystem therefore
 //    reports step_size() = H (its communication step) and keeps h as own_step().
 //
@@ -27,6 +31,7 @@ namespace cosim {
 struct multirate_options {
   bool smoothing = false;
   bool non_matching = false;
+  bool ahead = false;  // non-matching only: step past t_n + H (slowest-first)
 };
 
 class multirate_state {

@@ -4,6 +4,7 @@
 #include <span>
 #include <string>
 
+#include "cosim/runtime/dense_history.hpp"
 #include "cosim/runtime/extrapolation.hpp"
 #include "cosim/runtime/time.hpp"
 
@@ -62,9 +63,16 @@ class input_port {
   void set_initial(time_point t0, double value) noexcept {
     history_.reset();
     history_.push(t0, value);
+    dense_.reset();
+    if (dense_.enabled()) dense_.push(t0, value);
   }
 
+  /// Keep the newest n samples and evaluate on 004's polynomial points (dense_history.hpp);
+  /// for a slow consumer of fast-step samples. Setup only (allocates).
+  void keep_dense_history(std::size_t n) { dense_.reserve(n); }
+
   void receive(time_point t, double value) noexcept {
+    if (dense_.enabled()) dense_.push(t, value);
     if (history_.size() > 0 && history_.newest_time() >= t) {
       // Re-delivery at the same time (the initial exchange) replaces the value.
       history_.replace_newest(value);
@@ -80,11 +88,15 @@ class input_port {
   }
 
   /// True if value_at(t) is the newest sample for every t until the next receive()
-  /// (zero-order hold, no signal source).
-  [[nodiscard]] bool held() const noexcept { return source_ == nullptr && order_ == 0; }
+  /// (zero-order hold, no signal source, no dense history: 004's O0 there takes the first
+  /// sample after t).
+  [[nodiscard]] bool held() const noexcept {
+    return source_ == nullptr && order_ == 0 && !dense_.enabled();
+  }
 
   [[nodiscard]] double value_at(time_point t) const noexcept {
     if (source_ != nullptr) return source_->value(t);
+    if (dense_.enabled() && history_.newest_derivatives() == 0) return dense_.value_at(t, order_);
     return history_.value_at(t, order_);
   }
 
@@ -93,6 +105,7 @@ class input_port {
  private:
   port_desc desc_;
   sample_history history_;
+  dense_history dense_;
   const signal_source* source_ = nullptr;
   int order_ = 0;
   bool connected_ = false;
