@@ -393,7 +393,9 @@ model_entry oscillator004_model_entry() {
       {"model.zeta", "damping ratio of 004 Eq. (9), >= 0 (default 0)"},
       {"model.ar12, ar1, ar2", "amplitude ratios (004 Eq. (5)); defaults 0.1, 0.1, -1000"},
       {"model.m1", "mass 1 [kg] (default 1; the motion does not depend on it)"},
-      {"model.coupling", "f-d (default: mass1 owns k2 and sends its force) or d-d"},
+      {"model.coupling",
+       "f-d (default: mass1 owns k2 and sends its force, 004 Fig. 6) or d-d (each mass "
+       "evaluates k2 from the other's position, 004 Fig. 5)"},
       {"mass1.step", "h1, default min(H, 10 ms) (100 steps per fast cycle, 004 Sect. 3.2)"},
       {"run.delivery = fast-step",
        "004's interface: H = h1 = 10 ms by default, mass2 steps h2 = FR h1 on its own grid"},
