@@ -5,7 +5,9 @@
 
 namespace cosim::scheme {
 
-bool advance(subsystem& s, time_point t, duration H) noexcept {
+namespace {
+
+bool advance_interval(subsystem& s, time_point t, duration H) noexcept {
   multirate_state& m = s.multirate();
   const time_point t_end = t + H;
   bool ok = true;
@@ -42,6 +44,16 @@ bool advance(subsystem& s, time_point t, duration H) noexcept {
     m.set_has_average(true);
   }  // no step in this interval (h > H): the previous average stays
   return ok && outputs_finite(s);
+}
+
+}  // namespace
+
+bool advance(subsystem& s, time_point t, duration H) noexcept {
+  if (s.corrections().empty()) return advance_interval(s, t, H);
+  correction::begin_interval(s, t, H);
+  const bool ok = advance_interval(s, t, H);
+  correction::end_interval(s, t + H, H);
+  return ok;
 }
 
 double delivered_output(const subsystem& s, std::size_t o) noexcept {

@@ -96,9 +96,25 @@ class input_port {
 
   [[nodiscard]] double value_at(time_point t) const noexcept {
     if (source_ != nullptr) return source_->value(t);
+    if (dense_.enabled() && history_.newest_derivatives() == 0) {
+      const double d = dense_.value_at(t, order_);
+      return corrected_ ? d + correction_ : d;
+    }
+    const double v = history_.value_at(t, order_);
+    return corrected_ ? v + correction_ : v;  // branch: off leaves every value bit for bit
+  }
+  /// The extrapolated value without the energy correction.
+  [[nodiscard]] double uncorrected_value_at(time_point t) const noexcept {
     if (dense_.enabled() && history_.newest_derivatives() == 0) return dense_.value_at(t, order_);
     return history_.value_at(t, order_);
   }
+  /// Energy correction (energy_correction.hpp): added to the value over the current
+  /// communication interval.
+  void set_correction(double c) noexcept {
+    correction_ = c;
+    corrected_ = true;
+  }
+  [[nodiscard]] double correction() const noexcept { return correction_; }
 
   [[nodiscard]] const sample_history& history() const noexcept { return history_; }
 
@@ -108,6 +124,8 @@ class input_port {
   dense_history dense_;
   const signal_source* source_ = nullptr;
   int order_ = 0;
+  double correction_ = 0.0;
+  bool corrected_ = false;
   bool connected_ = false;
   bool keeps_start_ = false;
 };

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cosim/runtime/energy_correction.hpp"
 #include "cosim/runtime/multirate.hpp"
 #include "cosim/runtime/port.hpp"
 #include "cosim/runtime/stop_source.hpp"
@@ -68,8 +69,16 @@ class subsystem {
   [[nodiscard]] multirate_state& multirate() noexcept { return multirate_; }
   [[nodiscard]] const multirate_state& multirate() const noexcept { return multirate_; }
 
+  /// Energy-corrected inputs (energy_correction.hpp), set up before the run.
+  [[nodiscard]] std::span<energy_correction> corrections() noexcept { return corrections_; }
+  void add_correction(const energy_correction& c) { corrections_.push_back(c); }
+
   void initialize(time_point t0) {
     multirate_.reset(t0);
+    for (energy_correction& c : corrections_) {
+      c = energy_correction{c.input, c.terms, c.conjugate, c.gain};
+      inputs_[c.input].set_correction(0.0);
+    }
     do_initialize(t0);
   }
   /// Advance the state from t to t + h. Returns false if the state became invalid.
@@ -138,6 +147,7 @@ class subsystem {
   std::vector<input_port> inputs_;
   std::vector<port_desc> outputs_;
   std::vector<double> output_values_;
+  std::vector<energy_correction> corrections_;
   std::vector<variable_desc> variables_;
   duration step_size_{0};
   multirate_state multirate_;
