@@ -156,6 +156,7 @@ std::string system_toml(const scenario& sc) {
   if (sc.rt.trace) o << "trace = true\n";
 
   o << "\n[coupling]\nextrapolation = " << sc.coupling.extrapolation << "\n";
+  if (sc.coupling.energy_correction) o << "energy_correction = true\n";
   if (!sc.coupling.order.empty()) {
     o << "\n[coupling.order]\n";
     for (const auto& [ref, ord] : sc.coupling.order) o << str(ref) << " = " << ord << "\n";
@@ -203,6 +204,7 @@ std::string system_toml(const scenario& sc) {
     o << "\n[[connections]]\nfrom = " << str(c.from) << "\nto = " << str(c.to) << "\n";
     if (c.extrapolation) o << "extrapolation = " << *c.extrapolation << "\n";
     if (c.hold) o << "hold = true\n";
+    if (c.energy_correction) o << "energy_correction = true\n";
   }
   for (const auto& b : sc.system.bonds) {
     o << "\n[[bonds]]\nname = " << str(b.name) << "\nterms = [\n";
@@ -212,6 +214,7 @@ std::string system_toml(const scenario& sc) {
       o << " },\n";
     }
     o << "]\n";
+    if (b.energy_correction) o << "energy_correction = true\n";
   }
   for (const auto& s : sc.system.sources) {
     o << "\n[[sources]]\nto = " << str(s.to) << "\nsignal = " << str(s.signal) << "\n";

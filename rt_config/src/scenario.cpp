@@ -241,6 +241,7 @@ scenario read(config_reader& r) {
       r.fail("coupling.extrapolation", "must be an integer from 0 to 4");
     sc.coupling.extrapolation = static_cast<int>(*m);
   }
+  sc.coupling.energy_correction = r.opt_bool("coupling.energy_correction").value_or(false);
   if (r.has("coupling.order")) {
     (void)r.table_keys("coupling.order");  // fails unless it is a table
     flatten_orders(r, *r.table().at_path("coupling.order").as_table(), "", names,
@@ -361,6 +362,9 @@ std::vector<key_doc> documented_keys() {
        "units must match; each input fed once"},
       {"connections[i].extrapolation", "that input's order 0-4 (default: [coupling])"},
       {"connections[i].hold", "true: hold the last value (ZOH whatever [coupling] says)"},
+      {"connections[i].energy_correction",
+       "true: remove the energy this bond input's extrapolation injected (docs/coupling.md)"},
+      {"bonds[i].energy_correction", "true: energy correction of every input of the bond"},
       {"bonds[i].name, .terms",
        "[[bonds]]: power bond, terms = [{effort = \"a.x -> b.y\", flow = \"b.z -> a.w\", gain = "
        "1}] "
@@ -396,6 +400,8 @@ std::vector<key_doc> documented_keys() {
        "true: deliver outputs averaged over the internal steps of each interval (004 Sect. 2.2)"},
       {"coupling.extrapolation",
        "input extrapolation order 0-4 (0 = ZOH) for every coupling input"},
+      {"coupling.energy_correction",
+       "true: energy-based correction of every bond input (docs/coupling.md); default false"},
       {"coupling.order.\"<sub>.<input>\"",
        "order 0-4 for one consumer input, e.g. [coupling.order] \"mass2.f1\" = 1"},
       {"safety.energy_residual_limit", "safety stop when sum |delta E| exceeds this [J]"},
@@ -506,6 +512,7 @@ void fill_plan(const scenario& sc, built_scenario& b) {
     b.sys.at(cn.to).input(cn.input).set_order(order);
   }
   apply_connection_orders(sc, b);  // [[connections]] extrapolation / hold
+  apply_energy_correction(sc, b);
   b.limits.energy_residual = sc.safety.energy_residual_limit;
   b.limits.residual_power = sc.safety.residual_power_limit;
 }
@@ -579,6 +586,7 @@ std::string to_json(const scenario& sc) {
   }
   j.key("coupling").begin_object();
   j.key("extrapolation").value(sc.coupling.extrapolation);
+  if (sc.coupling.energy_correction) j.key("energy_correction").value(true);
   if (!sc.coupling.order.empty()) {
     j.key("order").begin_object();
     for (const auto& [ref, o] : sc.coupling.order) j.key(ref).value(o);

@@ -9,6 +9,7 @@
 
 #include "cosim/rt_config/driver_wiring.hpp"
 #include "cosim/rt_config/type_registry.hpp"
+#include "cosim/runtime/energy_correction.hpp"
 #include "cosim/subsystems/crane2_model.hpp"
 #include "cosim/subsystems/manoeuvre.hpp"
 #include "cosim/subsystems/test_input.hpp"
@@ -444,6 +445,36 @@ void build_system(const scenario& sc, built_scenario& b) {
                     " fed by nothing: add a [[connections]] or [[sources]] "
                     "entry for each");
   check_loops(sc, sys);
+}
+
+void apply_energy_correction(const scenario& sc, built_scenario& b) {
+  system& sys = b.sys;
+  const auto enable_bond = [&](const power_bond& bond) {
+    for (const bond_term& t : bond.terms) {
+      correction::enable(sys, t.effort);
+      correction::enable(sys, t.flow);
+    }
+  };
+  if (sc.coupling.energy_correction) {
+    COSIM_INPUT_CHECK(!sys.bonds().empty(), errc::config_value,
+                      sc.file +
+                          ": coupling.energy_correction = true: the system declares no "
+                          "[[bonds]] (the correction works on power bonds)");
+    for (const power_bond& bond : sys.bonds()) enable_bond(bond);
+  }
+  for (const auto& d : sc.system.bonds) {
+    if (!d.energy_correction) continue;
+    for (const power_bond& bond : sys.bonds())
+      if (bond.name == d.name) enable_bond(bond);
+  }
+  for (const auto& c : sc.system.connections) {
+    if (!c.energy_correction) continue;
+    try {
+      correction::enable(sys, sys.connection_to(c.to));
+    } catch (const error& e) {
+      fail(c.at, c.at.key + ".energy_correction", std::string("true: ") + e.what());
+    }
+  }
 }
 
 void apply_connection_orders(const scenario& sc, built_scenario& b) {

@@ -216,7 +216,8 @@ void read_system_rest(config_reader& r, scenario& sc) {
     if (c.hold && c.extrapolation.value_or(0) != 0)
       r.fail(key + ".hold", "holds the last value: it cannot also extrapolate with order " +
                                 std::to_string(*c.extrapolation));
-    only_keys(r, key, {"from", "to", "extrapolation", "hold"});
+    c.energy_correction = r.opt_bool(key + ".energy_correction").value_or(false);
+    only_keys(r, key, {"from", "to", "extrapolation", "hold", "energy_correction"});
     s.connections.push_back(std::move(c));
   }
 
@@ -242,7 +243,8 @@ void read_system_rest(config_reader& r, scenario& sc) {
       only_keys(r, tk, {"effort", "flow", "gain"});
       b.terms.push_back(std::move(t));
     }
-    only_keys(r, key, {"name", "terms"});
+    b.energy_correction = r.opt_bool(key + ".energy_correction").value_or(false);
+    only_keys(r, key, {"name", "terms", "energy_correction"});
     s.bonds.push_back(std::move(b));
   }
 

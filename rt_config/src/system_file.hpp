@@ -23,4 +23,8 @@ void build_system(const scenario& sc, built_scenario& b);
 /// Per-connection extrapolation / hold of sc.system, after the [coupling] defaults.
 void apply_connection_orders(const scenario& sc, built_scenario& b);
 
+/// Energy-based correction (energy_correction.hpp) from [coupling], [[bonds]] and
+/// [[connections]] energy_correction; refuses a connection outside every bond.
+void apply_energy_correction(const scenario& sc, built_scenario& b);
+
 }  // namespace cosim::config

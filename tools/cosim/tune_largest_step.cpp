@@ -88,6 +88,7 @@ int run_largest_step(const tune_request& req, const config::scenario& sc, const 
       if (sc.options.count("rim_sync") != 0) s.push_back(set("model.rim_sync", "reset"));
       s.push_back(set("run.scheme", "jacobi"));
       s.push_back(set("coupling.extrapolation", "0"));
+      s.push_back(set("coupling.energy_correction", "false"));
       s.push_back(set("run.macro_step", num(o.fine_step)));
       for (const auto& [name, cfg] : sc.subsystems)
         s.push_back(set(name + ".step", num(o.fine_step)));

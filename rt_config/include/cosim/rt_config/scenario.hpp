@@ -47,6 +47,7 @@ struct subsystem_config {
 struct coupling_config {
   int extrapolation = 0;             // polynomial order 0-4 for every coupling input
   std::map<std::string, int> order;  // per consumer input "subsystem.input": 0-4
+  bool energy_correction = false;    // every bond input (energy_correction.hpp)
 };
 
 struct safety_config {

@@ -71,6 +71,8 @@ struct connection_decl {
   /// Hold the last value (zero-order hold whatever [coupling] says), e.g. valve commands.
   bool hold = false;
   origin at;
+  /// Energy-based correction of this input (energy_correction.hpp); needs a bond.
+  bool energy_correction = false;
 };
 
 /// One effort/flow pair of a power bond (000 Sect. 3.1), each named by its connection
@@ -85,6 +87,7 @@ struct bond_decl {
   std::string name;
   std::vector<bond_term_decl> terms;
   origin at;
+  bool energy_correction = false;  // both consumer inputs of every term
 };
 
 /// A signal feeding an input: "manoeuvre:M1", "constant:0.5", "step" (002 test inputs,
