@@ -7,6 +7,7 @@
 
 #include "cosim/rt_config/scenario.hpp"
 #include "cosim/rt_config/type_registry.hpp"
+#include "iteration_keys.hpp"
 
 namespace cosim::config {
 
@@ -149,6 +150,7 @@ std::string system_toml(const scenario& sc) {
   }
   if (sc.run.output_interval > 0.0)
     o << "output_interval = " << num(sc.run.output_interval) << "\n";
+  o << iteration_keys::toml(sc.run.iteration);
   if (sc.rt.ring_capacity != realtime_config{}.ring_capacity)
     o << "ring_capacity = " << sc.rt.ring_capacity << "\n";
   if (!sc.rt.lock_memory) o << "lock_memory = false\n";

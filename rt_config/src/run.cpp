@@ -68,6 +68,19 @@ std::string summary_json(const scenario& sc, const run_outcome& o, const std::st
     j.end_object();
   }
   j.end_array();
+  if (o.iteration.enabled) {
+    // Iterative coupling (run.iterations > 1): iterations per macro step, final defects.
+    const iteration_stats& it = o.iteration;
+    j.key("iteration").begin_object();
+    j.key("max_iterations").value(static_cast<std::int64_t>(it.max_iterations));
+    j.key("mean_iterations")
+        .value(it.steps > 0
+                   ? static_cast<double>(it.total_iterations) / static_cast<double>(it.steps)
+                   : 0.0);
+    j.key("max_defect").value(it.max_defect);
+    j.key("steps_not_converged").value(it.not_converged);
+    j.end_object();
+  }
   j.key("mode").value(o.mode);
   if (o.mode != "offline") {
     j.key("memory_locked").value(o.memory_locked);
@@ -159,6 +172,7 @@ run_report run_scenario(const run_request& req, const stop_source* stop) {
   // and links its own stop source to the operator's.
   if (rep.sc.run.mode == run_mode::offline) {
     rep.outcome = run_offline(built->sys, built->plan, built->limits, sink, stop);
+    for (const auto& w : rep.outcome.warnings) spdlog::warn("{}", w);
   } else {
     threaded_options opt = make_threaded_options(rep.sc, *built);
     opt.observer = req.observer;

@@ -10,6 +10,7 @@
 #include "cosim/runtime/json_writer.hpp"
 #include "cosim/runtime/limits.hpp"
 #include "cosim/runtime/scheme.hpp"
+#include "iteration_keys.hpp"
 #include "ssp_reader.hpp"
 #include "system_file.hpp"
 
@@ -266,6 +267,7 @@ scenario read(config_reader& r) {
                                " run would race ahead of it (or stall waiting); use "
                                "run.mode = \"realtime\", or remove [drivers." +
                                d.name + "] and give the input a signal source");
+  iteration_keys::read(r, sc);  // after read_drivers: drivers cannot roll back
   read_realtime(r, sc);
   if (!sc.preset)
     read_system_rest(r, sc);
@@ -450,6 +452,7 @@ std::vector<key_doc> documented_keys() {
       {"drivers.<name>.cpu", "I/O thread CPU (-1: not pinned)"},
       {"drivers.<name>.priority", "I/O thread SCHED_FIFO priority 1-99"},
   };
+  for (auto& k : iteration_keys::docs()) keys.push_back(std::move(k));
   for (const auto& m : models()) {
     keys.push_back({"model.name = " + m.name, m.description});
     for (const auto& k : m.keys) keys.push_back(k);
@@ -486,6 +489,7 @@ void fill_plan(const scenario& sc, built_scenario& b) {
   plan.output_every = sc.run.output_interval > 0.0
                           ? to_duration(sc.run.output_interval).count() / plan.macro_step.count()
                           : 1;
+  plan.iteration = sc.run.iteration;
   for (const auto& [name, cfg] : sc.subsystems) {
     subsystem& sub = b.sys.at(b.sys.index_of(name));
     sub.set_step_size(to_duration(cfg.step));
@@ -575,6 +579,7 @@ std::string to_json(const scenario& sc) {
   if (sc.run.sync)
     j.key("sync").value(*sc.run.sync == scheme::sync::slowest_first ? "slowest-first"
                                                                     : "fastest-first");
+  iteration_keys::write_json(j, sc.run.iteration);
   j.end_object();
   for (const auto& [name, cfg] : sc.subsystems) {
     j.key(name).begin_object();

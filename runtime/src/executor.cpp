@@ -4,11 +4,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "cosim/runtime/error.hpp"
 #include "cosim/runtime/json_writer.hpp"
 #include "cosim/runtime/limits.hpp"
+#include "fixed_point.hpp"
 #include "run_accounting.hpp"
 #include "run_hooks.hpp"
 
@@ -34,6 +36,7 @@ run_status status_of(stop_cause c) noexcept {
     case stop_cause::model_end:
       return run_status::completed;
     case stop_cause::non_finite:
+    case stop_cause::no_convergence:
       return run_status::diverged;
     case stop_cause::operator_signal:
     case stop_cause::stale_input:
@@ -88,8 +91,20 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
   energy_monitor mon(sys);
   std::vector<const double*> probes;
   for (const probe& p : sys.probes()) probes.push_back(p.value);
-  const auto columns = result_columns(sys);
+  auto columns = result_columns(sys);
+  // Iterative coupling: checks that every subsystem can roll back before anything runs.
+  std::optional<detail::fixed_point> iterate;
+  double iterations = 0.0, defect = 0.0;  // of the latest macro step, for the rows
+  if (plan.iteration.enabled()) {
+    iterate.emplace(sys, plan);
+    columns.insert(columns.end(), {"iterations", "defect"});
+    out.iteration.enabled = true;
+  }
   detail::run_accounting acc(plan, limits, sink, mon, probes, columns.size());
+  if (iterate) {
+    acc.add_tail(&iterations);
+    acc.add_tail(&defect);
+  }
   sink.begin(columns);
 
   time_point t = plan.start;
@@ -107,7 +122,19 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
     }
     const time_point t1 = t + H;
     bool ok = true;
-    if (plan.scheme == scheme_kind::jacobi) {
+    bool unconverged = false;
+    if (iterate) {
+      ok = iterate->step(t, mon);
+      iterations = iterate->iterations();
+      defect = iterate->defect();
+      iteration_stats& st = out.iteration;
+      ++st.steps;
+      st.total_iterations += iterate->iterations();
+      st.max_iterations = std::max(st.max_iterations, iterate->iterations());
+      if (ok) st.max_defect = std::max(st.max_defect, defect);
+      unconverged = ok && !iterate->converged();
+      if (unconverged) ++st.not_converged;
+    } else if (plan.scheme == scheme_kind::jacobi) {
       for (std::size_t i : plan.order) {
         ok = scheme::advance(sys.at(i), t, H) && ok;
         mon.capture_inputs(i, t1);
@@ -128,7 +155,21 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
       stopped = true;
       break;
     }
+    if (unconverged && plan.iteration.stop_on_no_convergence) {
+      run_stop.raise(stop_cause::no_convergence);
+      out.message = "the macro step ending at t = " + format_double(to_seconds(t)) +
+                    " s did not converge within " + std::to_string(plan.iteration.max_iterations) +
+                    " iterations (defect " + format_double(defect) + " x the tolerance)";
+      stopped = true;
+      break;
+    }
   }
+  if (out.iteration.not_converged > 0)
+    out.warnings.push_back(
+        std::to_string(out.iteration.not_converged) + " of " + std::to_string(out.iteration.steps) +
+        " macro steps did not converge within " + std::to_string(plan.iteration.max_iterations) +
+        " iterations (largest defect " + format_double(out.iteration.max_defect) +
+        " x the tolerance)");
   hooks.finish(!stopped);
   acc.finish(out);
   finish_outcome(out, plan, t, wall0, stopped ? &run_stop : nullptr);

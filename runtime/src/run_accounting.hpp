@@ -26,6 +26,9 @@ class run_accounting {
         row_(columns, 0.0),
         last_good_(columns, 0.0) {}
 
+  /// Columns after the energy-residual ones (iteration count and defect), read like probes.
+  void add_tail(const double* value) { tail_.push_back(value); }
+
   /// Row of the start-up state at t0.
   void start(time_point t0, run_outcome& out) noexcept {
     if (fill(t0)) {
@@ -86,6 +89,7 @@ class run_accounting {
     row_[i++] = mon_.residual_power();
     row_[i++] = mon_.residual_energy();
     row_[i++] = mon_.sum_abs_energy();
+    for (const double* p : tail_) row_[i++] = *p;
     for (double v : row_)
       if (!std::isfinite(v)) return false;
     return true;
@@ -96,6 +100,7 @@ class run_accounting {
   row_sink& sink_;
   const energy_monitor& mon_;
   std::vector<const double*> probes_;
+  std::vector<const double*> tail_;
   std::vector<double> row_;
   std::vector<double> last_good_;
   bool pending_ = false;

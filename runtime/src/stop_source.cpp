@@ -26,6 +26,8 @@ const char* to_string(stop_cause c) noexcept {
       return "model_end";
     case stop_cause::model_error:
       return "model_error";
+    case stop_cause::no_convergence:
+      return "no_convergence";
   }
   return "error";
 }

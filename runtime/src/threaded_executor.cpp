@@ -245,6 +245,10 @@ void validate_threaded(const system& sys, const run_plan& plan, const threaded_o
 run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits& limits,
                          row_sink& sink, const threaded_options& opt, const stop_source* stop) {
   validate_threaded(sys, plan, opt);
+  // Threads (and hardware) cannot roll back a macro step.
+  COSIM_INPUT_CHECK(!plan.iteration.enabled(), errc::config_value,
+                    "iterative coupling runs offline only (threaded and realtime runs cannot "
+                    "roll back a macro step)");
   sys.check_complete();
   const auto wall0 = std::chrono::steady_clock::now();
   run_outcome out;

@@ -26,6 +26,33 @@ enum class scheme_kind { jacobi, gauss_seidel };
   return s == scheme_kind::jacobi ? "jacobi" : "gauss-seidel";
 }
 
+/// Iterative co-simulation (000 Sect. 2.3, Fig. 8), offline only: every macro step becomes
+/// a fixed-point iteration on the coupling variables at t_n + H, with rollback of every
+/// subsystem (subsystem::save_state). Iteration k restores the states at t_n, advances with
+/// the inputs interpolated between the sample at t_n and the current iterate u_k at
+/// t_n + H, and updates u_{k+1} = u_k + omega (y_k - u_k) (relaxation; Aitken's dynamic
+/// omega if `aitken`). Converged when |y_k - u_k| <= abs_tol + rel_tol |y_k| for every
+/// connection. max_iterations = 1 is the plain non-iterative scheme.
+struct iteration_options {
+  int max_iterations = 1;
+  double rel_tol = 1e-6;
+  double abs_tol = 1e-9;
+  double omega = 1.0;  // constant relaxation, or Aitken's initial omega
+  bool aitken = false;
+  bool stop_on_no_convergence = false;
+  [[nodiscard]] bool enabled() const noexcept { return max_iterations > 1; }
+};
+
+/// Per-run iteration counts (summary.json); only meaningful with iterations enabled.
+struct iteration_stats {
+  bool enabled = false;
+  std::int64_t steps = 0;
+  std::int64_t total_iterations = 0;
+  int max_iterations = 0;
+  double max_defect = 0.0;  // largest final scaled defect (<= 1: within tolerance)
+  std::int64_t not_converged = 0;
+};
+
 struct run_plan {
   time_point start{};
   duration macro_step{0};
@@ -33,6 +60,7 @@ struct run_plan {
   scheme_kind scheme = scheme_kind::jacobi;
   std::vector<std::size_t> order;  // Gauss-Seidel order; Jacobi uses it for the start-up exchange
   std::int64_t output_every = 1;   // record every k-th macro step
+  iteration_options iteration;     // offline only
 };
 
 /// Checks the plan against the system: steps positive and dividing H, order a permutation.
@@ -80,6 +108,7 @@ struct run_outcome {
   std::uint64_t ring_drops = 0;
   bool memory_locked = false;
   std::vector<std::string> warnings;
+  iteration_stats iteration;
 };
 
 /// Receives recorded rows. write() is called on the stepping thread and must not throw.

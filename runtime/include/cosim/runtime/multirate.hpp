@@ -21,6 +21,7 @@
 //
 // Configured once before the run (configure allocates); at run time only the thread that
 // advances the subsystem touches it.
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -32,6 +33,14 @@ struct multirate_options {
   bool smoothing = false;
   bool non_matching = false;
   bool ahead = false;  // non-matching only: step past t_n + H (slowest-first)
+};
+
+/// A copy of a multirate_state's run-time part (own grid time, interval average), for
+/// rolling a subsystem back (subsystem::save_state). Sized by multirate_state::prepare.
+struct multirate_snapshot {
+  time_point own_time{};
+  bool has_average = false;
+  std::vector<double> average;
 };
 
 class multirate_state {
@@ -60,6 +69,19 @@ class multirate_state {
   /// Scratch for the running sum; valid only while advance() accumulates.
   [[nodiscard]] std::vector<double>& average_buffer() noexcept { return average_; }
   void set_has_average(bool v) noexcept { has_average_ = v; }
+
+  /// Sizes `s` for save() (setup only: allocates).
+  void prepare(multirate_snapshot& s) const { s.average.assign(average_.size(), 0.0); }
+  void save(multirate_snapshot& s) const noexcept {
+    s.own_time = own_time_;
+    s.has_average = has_average_;
+    std::copy_n(average_.begin(), std::min(average_.size(), s.average.size()), s.average.begin());
+  }
+  void restore(const multirate_snapshot& s) noexcept {
+    own_time_ = s.own_time;
+    has_average_ = s.has_average;
+    std::copy_n(s.average.begin(), std::min(average_.size(), s.average.size()), average_.begin());
+  }
 
  private:
   multirate_options options_;

@@ -29,6 +29,7 @@ enum class stop_cause : int {
                     // discard) in a step that then returns false: the run completes at that
                     // step's start; who = the reason
   model_error,      // a subsystem's model failed (an FMU's fmiError/fmiFatal); who = the reason
+  no_convergence,   // an iterative macro step did not converge (run.on_no_convergence = "stop")
 };
 
 /// The stop_reason written to summary.json ("operator_signal", ...; "end_time" for none).

@@ -10,6 +10,7 @@
 // outputs at t from the state and, for subsystems with direct feedthrough, from the
 // inputs extrapolated to t (000 Eq. (24)). Both are noexcept and must not allocate:
 // they form the real-time path.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -113,6 +114,32 @@ class subsystem {
   /// if this subsystem has no such start values.
   virtual bool set_default_start(std::size_t /*o*/, double /*value*/) noexcept { return false; }
 
+  /// Rollback for iterative co-simulation (000 Sect. 2.3; offline only): save_state() keeps
+  /// the complete state (solver state, outputs, multirate state) at a communication point,
+  /// restore_state() returns to it exactly, as often as asked. prepare_state() allocates
+  /// the buffers once before the run (may throw); save/restore are then allocation-free.
+  /// A subsystem that cannot roll back (hardware, an FMU without canGetAndSetFMUstate) says
+  /// false in can_save_state() and why in state_refusal().
+  [[nodiscard]] bool can_save_state() const noexcept { return do_can_save_state(); }
+  [[nodiscard]] virtual std::string state_refusal() const {
+    return "it cannot save and restore its state";
+  }
+  void prepare_state() {
+    saved_outputs_.assign(output_values_.size(), 0.0);
+    multirate_.prepare(saved_multirate_);
+    do_prepare_state();
+  }
+  bool save_state() noexcept {
+    std::copy(output_values_.begin(), output_values_.end(), saved_outputs_.begin());
+    multirate_.save(saved_multirate_);
+    return do_save_state();
+  }
+  bool restore_state() noexcept {
+    std::copy(saved_outputs_.begin(), saved_outputs_.end(), output_values_.begin());
+    multirate_.restore(saved_multirate_);
+    return do_restore_state();
+  }
+
   /// Statistics of the run for summary.json (a UDP driver's packet counters), written by
   /// write_statistics() as one JSON object. Subsystems without any (the default) say false.
   [[nodiscard]] virtual bool has_statistics() const noexcept { return false; }
@@ -142,6 +169,10 @@ class subsystem {
   virtual std::span<const double> do_output_derivatives(std::size_t /*o*/) noexcept { return {}; }
   virtual bool do_step(time_point t, duration h) noexcept = 0;
   virtual void do_update_outputs(time_point t) noexcept = 0;
+  virtual bool do_can_save_state() const noexcept { return false; }
+  virtual void do_prepare_state() {}
+  virtual bool do_save_state() noexcept { return false; }
+  virtual bool do_restore_state() noexcept { return false; }
 
   std::string name_;
   std::vector<input_port> inputs_;
@@ -151,6 +182,8 @@ class subsystem {
   std::vector<variable_desc> variables_;
   duration step_size_{0};
   multirate_state multirate_;
+  std::vector<double> saved_outputs_;
+  multirate_snapshot saved_multirate_;
 };
 
 }  // namespace cosim

@@ -7,6 +7,9 @@
 // Ports: inputs fh_1, fh_2 [N] (+ rim_s_i, rim_sd_i with rim_follow); outputs s_1, sd_1, s_2, sd_2
 // and, with rim_outputs, the effective mass matrix Mt_11, Mt_12, Mt_22 [kg] and force ft_1, ft_2
 // [N] along (s1, s2) (001 Eqs. (12)-(13)), one coupled RIM for both actuators.
+#include <array>
+#include <tuple>
+
 #include "cosim/runtime/subsystem.hpp"
 #include "cosim/subsystems/crane2_model.hpp"
 #include "cosim/subsystems/crane_subsystems.hpp"
@@ -36,6 +39,17 @@ class crane2_multibody final : public subsystem {
   void do_initialize(time_point t0) override;
   bool do_step(time_point t, duration h) noexcept override;
   void do_update_outputs(time_point t) noexcept override;
+  // Everything step() changes (rollback, iterative coupling).
+  auto state() noexcept { return std::tie(q_, qd_, th1_, th2_, th1d_, th2d_, s_, sd_); }
+  bool do_can_save_state() const noexcept override { return true; }
+  bool do_save_state() noexcept override {
+    saved_ = state();
+    return true;
+  }
+  bool do_restore_state() noexcept override {
+    state() = saved_;
+    return true;
+  }
 
   vec2 accelerations(const vec2& q, const vec2& qd, time_point t) const noexcept;
   void refresh_kinematics() noexcept;
@@ -48,7 +62,10 @@ class crane2_multibody final : public subsystem {
   vec2 q_ = vec2::Zero();
   vec2 qd_ = vec2::Zero();
   double th1_ = 0.0, th2_ = 0.0, th1d_ = 0.0, th2d_ = 0.0;
-  double s_[2] = {}, sd_[2] = {};
+  std::array<double, 2> s_{}, sd_{};
+  std::tuple<vec2, vec2, double, double, double, double, std::array<double, 2>,
+             std::array<double, 2>>
+      saved_;
 };
 
 }  // namespace cosim::crane

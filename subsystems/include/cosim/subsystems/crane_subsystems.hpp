@@ -5,6 +5,8 @@
 // f-s coupling: multibody -> (s, sd), hydraulics -> f_h (direct feedthrough through sd).
 // p-s coupling: multibody -> (s, sd), hydraulics -> (p1, p2); the multibody evaluates
 // 003 Eq. (8) itself with its own sd.
+#include <tuple>
+
 #include "cosim/runtime/subsystem.hpp"
 #include "cosim/subsystems/crane_model.hpp"
 
@@ -39,6 +41,17 @@ class crane_multibody final : public subsystem {
   void do_initialize(time_point t0) override;
   bool do_step(time_point t, duration h) noexcept override;
   void do_update_outputs(time_point t) noexcept override;
+  // Everything step() changes (rollback, iterative coupling).
+  auto state() noexcept { return std::tie(q_, qd_, s_, sd_, th1_, th2_, th1d_, th2d_); }
+  bool do_can_save_state() const noexcept override { return true; }
+  bool do_save_state() noexcept override {
+    saved_ = state();
+    return true;
+  }
+  bool do_restore_state() noexcept override {
+    state() = saved_;
+    return true;
+  }
 
   vec2 accelerations(const vec2& q, const vec2& qd, time_point t) const noexcept;
   void refresh_kinematics() noexcept;
@@ -53,6 +66,7 @@ class crane_multibody final : public subsystem {
   vec2 q_ = vec2::Zero();
   vec2 qd_ = vec2::Zero();
   double s_ = 0.0, sd_ = 0.0, th1_ = 0.0, th2_ = 0.0, th1d_ = 0.0, th2d_ = 0.0;
+  std::tuple<vec2, vec2, double, double, double, double, double, double> saved_;
 };
 
 enum class hydraulic_integrator { forward_euler, heun };
@@ -74,12 +88,24 @@ class hydraulic_cylinder final : public subsystem {
   bool do_step(time_point t, duration h) noexcept override;
   bool do_steps(time_point t, duration h, std::int64_t k) noexcept override;
   void do_update_outputs(time_point t) noexcept override;
+  // Everything step() changes (rollback, iterative coupling).
+  auto state() noexcept { return std::tie(p1_, p2_, kappa_, fh_); }
+  bool do_can_save_state() const noexcept override { return true; }
+  bool do_save_state() noexcept override {
+    saved_ = state();
+    return true;
+  }
+  bool do_restore_state() noexcept override {
+    state() = saved_;
+    return true;
+  }
 
   hydraulic_params hp_;
   coupling coupling_;
   hydraulic_integrator integrator_;
   equilibrium eq_;
   double p1_ = 0.0, p2_ = 0.0, kappa_ = 0.0, fh_ = 0.0;
+  std::tuple<double, double, double, double> saved_;
 };
 
 }  // namespace cosim::crane

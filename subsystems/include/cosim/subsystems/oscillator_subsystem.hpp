@@ -20,6 +20,7 @@
 // 004's fast subsystem). step() is noexcept and allocation-free.
 #include <cstddef>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cosim/runtime/subsystem.hpp"
@@ -60,6 +61,17 @@ class oscillator_mass final : public subsystem {
   void do_initialize(time_point t0) override;
   bool do_step(time_point t, duration h) noexcept override;
   void do_update_outputs(time_point t) noexcept override;
+  // Everything step() changes (rollback, iterative coupling).
+  auto state() noexcept { return std::tie(x_, v_, a_); }
+  bool do_can_save_state() const noexcept override { return true; }
+  bool do_save_state() noexcept override {
+    saved_ = state();
+    return true;
+  }
+  bool do_restore_state() noexcept override {
+    state() = saved_;
+    return true;
+  }
 
   struct link_in {
     double k, c;
@@ -82,6 +94,7 @@ class oscillator_mass final : public subsystem {
   std::vector<force_in> forces_;
   std::size_t sending_link_ = npos;
   double x_ = 0.0, v_ = 0.0, a_ = 0.0;
+  std::tuple<double, double, double> saved_;
 };
 
 }  // namespace cosim::osc

@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
 
 #include "cosim/runtime/subsystem.hpp"
 #include "cosim/subsystems/crane_subsystems.hpp"
@@ -101,6 +102,21 @@ class hydraulics_unit final : public subsystem {
   bool do_step(time_point t, duration h) noexcept override;
   void do_update_outputs(time_point t) noexcept override;
 
+  // Everything step() changes (rollback, iterative coupling).
+  auto state() noexcept {
+    return std::tie(p1_, p2_, w_, wd_, Mt_, Mt_inv_, ft_, last_sync_, impulse_, impulse_time_,
+                    kappa_, fh_);
+  }
+  bool do_can_save_state() const noexcept override { return true; }
+  bool do_save_state() noexcept override {
+    saved_ = state();
+    return true;
+  }
+  bool do_restore_state() noexcept override {
+    state() = saved_;
+    return true;
+  }
+
   void synchronise(time_point t) noexcept;
   rates evaluate(time_point t, const vecN& s, const vecN& sd, const vecN& p1,
                  const vecN& p2) const noexcept;
@@ -120,10 +136,13 @@ class hydraulics_unit final : public subsystem {
   matN Mt_ = matN::Identity(), Mt_inv_ = matN::Identity();
   vecN ft_ = vecN::Zero();
   std::int64_t last_sync_ = std::numeric_limits<std::int64_t>::min();
-  double impulse_[N] = {};  // integral of f_h over the current macro step [N s]
+  std::array<double, N> impulse_{};  // integral of f_h over the current macro step [N s]
   double impulse_time_ = 0.0;
-  double kappa_[N] = {};  // recorded: valve commands at the output time
-  double fh_[N] = {};     // recorded: 003 Eq. (8) at the output time
+  std::array<double, N> kappa_{};  // recorded: valve commands at the output time
+  std::array<double, N> fh_{};     // recorded: 003 Eq. (8) at the output time
+  std::tuple<vecN, vecN, vecN, vecN, matN, matN, vecN, std::int64_t, std::array<double, N>, double,
+             std::array<double, N>, std::array<double, N>>
+      saved_;
 };
 
 extern template class hydraulics_unit<1>;

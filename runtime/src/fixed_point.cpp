@@ -1,0 +1,123 @@
+#include "fixed_point.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cosim/runtime/error.hpp"
+#include "cosim/runtime/scheme.hpp"
+
+namespace cosim::detail {
+
+fixed_point::fixed_point(system& sys, const run_plan& plan) : sys_(sys), plan_(plan) {
+  COSIM_INPUT_CHECK(plan.iteration.max_iterations >= 1, errc::config_value,
+                    "iterations must be >= 1");
+  for (std::size_t i = 0; i < sys.size(); ++i) {
+    subsystem& s = sys.at(i);
+    COSIM_INPUT_CHECK(
+        s.can_save_state(), errc::config_value,
+        "iterative coupling (run.iterations = " + std::to_string(plan.iteration.max_iterations) +
+            ") rolls every subsystem back to the start of the macro step, but "
+            "subsystem '" +
+            s.name() + "' cannot: " + s.state_refusal());
+    s.prepare_state();
+  }
+  // Links grouped by producer, so that a Gauss-Seidel sweep relaxes one producer's at a time.
+  first_.assign(sys.size(), 0);
+  last_.assign(sys.size(), 0);
+  for (std::size_t p = 0; p < sys.size(); ++p) {
+    first_[p] = links_.size();
+    for (const connection& c : sys.connections())
+      if (c.from == p) links_.push_back({c.from, c.output, &sys.at(c.to).input(c.input)});
+    last_[p] = links_.size();
+  }
+  const std::size_t n = links_.size();
+  u_.assign(n, 0.0);
+  y_.assign(n, 0.0);
+  r_.assign(n, 0.0);
+  r_prev_.assign(n, 0.0);
+  scale_.assign(n, 1.0);
+}
+
+void fixed_point::collect(std::size_t p, time_point t1) noexcept {
+  const subsystem& producer = sys_.at(p);
+  const time_point ts = scheme::sample_time(producer, t1);
+  for (std::size_t l = first_[p]; l < last_[p]; ++l) {
+    u_[l] = links_[l].port->value_at(ts);  // what the consumer integrated with
+    y_[l] = scheme::delivered_output(producer, links_[l].output);
+    r_[l] = y_[l] - u_[l];
+  }
+}
+
+void fixed_point::relax(std::size_t p, time_point t1, double omega) noexcept {
+  const time_point ts = scheme::sample_time(sys_.at(p), t1);
+  // Without derivatives: the port interpolates between t_n and the iterate.
+  for (std::size_t l = first_[p]; l < last_[p]; ++l)
+    links_[l].port->receive(ts, u_[l] + omega * r_[l]);
+}
+
+double fixed_point::scaled_defect() const noexcept {
+  const iteration_options& o = plan_.iteration;
+  double d = 0.0;
+  for (std::size_t l = 0; l < links_.size(); ++l) {
+    const double e = std::abs(r_[l]) / (o.abs_tol + o.rel_tol * std::abs(y_[l]));
+    if (!(e <= d)) d = e;  // NaN propagates
+  }
+  return d;
+}
+
+double fixed_point::aitken(double omega_prev) const noexcept {
+  double num = 0.0, den = 0.0;
+  for (std::size_t l = 0; l < links_.size(); ++l) {
+    const double a = r_prev_[l] / scale_[l];
+    const double dr = r_[l] / scale_[l] - a;
+    num += a * dr;
+    den += dr * dr;
+  }
+  const double omega = -omega_prev * num / den;
+  return den > 0.0 && std::isfinite(omega) ? omega : omega_prev;
+}
+
+bool fixed_point::step(time_point t, energy_monitor& mon) noexcept {
+  const iteration_options& o = plan_.iteration;
+  const time_point t1 = t + plan_.macro_step;
+  const bool jacobi = plan_.scheme == scheme_kind::jacobi;
+  for (std::size_t i = 0; i < sys_.size(); ++i) (void)sys_.at(i).save_state();
+  double omega = o.omega;
+  converged_ = false;
+  for (int k = 0; k < o.max_iterations; ++k) {
+    if (k > 0)
+      for (std::size_t i = 0; i < sys_.size(); ++i) (void)sys_.at(i).restore_state();
+    iterations_ = k + 1;
+    const bool last = k + 1 == o.max_iterations;
+    // The monitor keeps the inputs of the latest iteration: the accepted one's in the end.
+    for (std::size_t i : plan_.order) {
+      if (!scheme::advance(sys_.at(i), t, plan_.macro_step)) return false;
+      mon.capture_inputs(i, t1);
+      if (!jacobi) {
+        collect(i, t1);
+        if (!last) relax(i, t1, omega);
+      }
+    }
+    if (jacobi)
+      for (std::size_t p = 0; p < sys_.size(); ++p) collect(p, t1);
+    if (k == 0)
+      for (std::size_t l = 0; l < links_.size(); ++l)
+        scale_[l] = o.abs_tol + o.rel_tol * std::max(std::abs(y_[l]), std::abs(u_[l]));
+    defect_ = scaled_defect();
+    if (defect_ <= 1.0) {
+      converged_ = true;
+      break;
+    }
+    if (!std::isfinite(defect_)) return false;
+    if (last) break;
+    if (o.aitken && k > 0) omega = aitken(omega);
+    if (jacobi)
+      for (std::size_t p = 0; p < sys_.size(); ++p) relax(p, t1, omega);
+    std::copy(r_.begin(), r_.end(), r_prev_.begin());
+  }
+  // The accepted iterate's outputs, delivered as in the plain scheme (with derivatives).
+  for (std::size_t i : plan_.order) scheme::deliver(sys_, i, t1);
+  return true;
+}
+
+}  // namespace cosim::detail
