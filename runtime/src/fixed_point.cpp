@@ -36,6 +36,7 @@ fixed_point::fixed_point(system& sys, const run_plan& plan) : sys_(sys), plan_(p
   r_.assign(n, 0.0);
   r_prev_.assign(n, 0.0);
   scale_.assign(n, 1.0);
+  peak_.assign(n, 0.0);
 }
 
 void fixed_point::collect(std::size_t p, time_point t1) noexcept {
@@ -101,8 +102,12 @@ bool fixed_point::step(time_point t, energy_monitor& mon) noexcept {
     if (jacobi)
       for (std::size_t p = 0; p < sys_.size(); ++p) collect(p, t1);
     if (k == 0)
-      for (std::size_t l = 0; l < links_.size(); ++l)
-        scale_[l] = o.abs_tol + o.rel_tol * std::max(std::abs(y_[l]), std::abs(u_[l]));
+      for (std::size_t l = 0; l < links_.size(); ++l) {
+        // Aitken's weights: the variable's largest magnitude so far, so that a force and a
+        // velocity passing through zero weigh by their typical size.
+        peak_[l] = std::max({peak_[l], std::abs(y_[l]), std::abs(u_[l])});
+        scale_[l] = o.abs_tol + o.rel_tol * peak_[l];
+      }
     defect_ = scaled_defect();
     if (defect_ <= 1.0) {
       converged_ = true;

@@ -13,9 +13,9 @@
 // Update (relaxation): u_{k+1} = u_k + omega_k r_k, r_k = y_k - u_k, y_k the delivered
 // output of iteration k. omega_k is constant, or Aitken's dynamic relaxation
 //   omega_k = -omega_{k-1} r_{k-1}.(r_k - r_{k-1}) / |r_k - r_{k-1}|^2
-// on the residuals scaled by each variable's tolerance (forces in N and displacements in m
-// weigh alike). Gauss-Seidel delivers during the sweep, before r_k is complete, so it uses
-// the omega from the previous sweep.
+// on the residuals scaled by each variable's tolerance at its largest magnitude so far
+// (forces in N and displacements in m weigh alike). Gauss-Seidel delivers during the sweep, before
+// r_k is complete, so it uses the omega from the previous sweep.
 //
 // Accepted iterate: the last one (converged, or the maximum count reached); its outputs y_k
 // are delivered as in the plain scheme, and the energy monitor sees the inputs u_k the
@@ -59,7 +59,7 @@ class fixed_point {
   system& sys_;
   const run_plan& plan_;
   std::vector<link> links_;
-  std::vector<double> u_, y_, r_, r_prev_, scale_;
+  std::vector<double> u_, y_, r_, r_prev_, scale_, peak_;
   std::vector<std::size_t> first_, last_;  // producer p's links: [first_[p], last_[p])
   int iterations_ = 0;
   double defect_ = 0.0;

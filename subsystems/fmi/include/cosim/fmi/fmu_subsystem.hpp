@@ -87,6 +87,15 @@ class fmu_subsystem final : public subsystem {
   void start_experiment(std::optional<double> run_length_s);
 
   [[nodiscard]] bool realtime_safe() const noexcept override { return false; }
+  /// Rollback (iterative coupling) would need fmi2GetFMUstate/fmi3GetFMUState.
+  [[nodiscard]] std::string state_refusal() const override {
+    const bool declared = description().cosim && description().cosim->can_get_and_set_fmu_state;
+    return declared ? "FMU '" + where_ +
+                          "' declares canGetAndSetFMUstate, but this runtime does not save FMU "
+                          "states yet"
+                    : "FMU '" + where_ +
+                          "' does not declare canGetAndSetFMUstate in its modelDescription.xml";
+  }
 
   [[nodiscard]] const model_description& description() const noexcept { return fmu_->file().md; }
   /// Why the last step failed, and a message naming the FMU, the call and the time.

@@ -1,0 +1,333 @@
+// Iterative co-simulation (000 Sect. 2.3, run.iterations): against the closed form of the
+// 000 A.1 oscillator, the fixed-point property (the converged iterate satisfies the coupling
+// equations, so the power residual of the bond vanishes), the crane against its monolithic
+// reference (003 Sect. 4) where the non-iterative f-s scheme diverges, exact save/restore of
+// every built-in subsystem, the refusals and an allocation-free iteration loop.
+#define COSIM_DEFINE_ALLOC_COUNTER
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "alloc_counter.hpp"
+#include "cosim/rt_config/model_registry.hpp"
+#include "cosim/rt_config/scenario.hpp"
+#include "cosim/runtime/error.hpp"
+#include "cosim/runtime/scheme.hpp"
+#include "cosim/subsystems/crane_reference.hpp"
+#include "cosim/subsystems/oscillator.hpp"
+
+namespace {
+
+namespace config = cosim::config;
+using cosim::run_status;
+
+const std::string dir = COSIM_SOURCE_DIR "/rt_config/scenarios/";
+
+/// Recorded rows, with column lookup.
+struct table {
+  [[nodiscard]] std::size_t col(const std::string& name) const {
+    const auto it = std::find(columns.begin(), columns.end(), name);
+    EXPECT_NE(it, columns.end()) << name;
+    return static_cast<std::size_t>(it - columns.begin());
+  }
+  std::vector<std::string> columns;
+  std::vector<std::vector<double>> rows;
+};
+
+class table_sink final : public cosim::row_sink {
+ public:
+  void begin(std::span<const std::string> cols) override {
+    data.columns.assign(cols.begin(), cols.end());
+  }
+  void write(std::span<const double> row) noexcept override {
+    // Allocations of the macro-step loop: between one row and the next, the sink's own
+    // (keeping the row) left out.
+    const std::uint64_t now = cosim::test::alloc_count_this_thread();
+    if (!data.rows.empty()) loop_allocations += now - after_last_;
+    data.rows.emplace_back(row.begin(), row.end());
+    after_last_ = cosim::test::alloc_count_this_thread();
+  }
+  void end() override {}
+  table data;
+  std::uint64_t loop_allocations = 0;
+
+ private:
+  std::uint64_t after_last_ = 0;
+};
+
+struct result {
+  cosim::run_outcome out;
+  table rows;
+  config::scenario sc;
+};
+
+result run(const std::string& file, const std::vector<std::string>& sets) {
+  result r;
+  r.sc = config::load_scenario(dir + file, sets);
+  auto b = config::build(r.sc);
+  table_sink sink;
+  r.out = cosim::run_offline(b->sys, b->plan, b->limits, sink);
+  r.rows = std::move(sink.data);
+  return r;
+}
+
+/// Largest |x_i - x_i^exact| over the rows and the position columns x1, x2.
+double oscillator_error(const result& r) {
+  const auto d = config::oscillator_definition_of(r.sc);
+  EXPECT_TRUE(d.has_value());
+  const cosim::osc::reference_solution ref(*d);
+  std::vector<double> t;
+  for (const auto& row : r.rows.rows) t.push_back(row[0]);
+  const auto exact = ref.states_at(t);
+  const std::size_t cols[2] = {r.rows.col("x1"), r.rows.col("x2")};
+  double e = 0.0;
+  for (std::size_t k = 0; k < t.size(); ++k)
+    for (int i = 0; i < 2; ++i) e = std::max(e, std::abs(r.rows.rows[k][cols[i]] - exact[k][i]));
+  return e;
+}
+
+std::vector<std::string> oscillator_sets(double H, int iterations) {
+  // Internal steps of 20 us: the trapezoidal rule's own error (~1e-5 m here) stays far below
+  // the coupling error the test is about.
+  return {"run.macro_step=" + std::to_string(H),
+          "run.duration=2",
+          "mass1.step=2e-5",
+          "mass2.step=2e-5",
+          "coupling.extrapolation=1",
+          "run.iterations=" + std::to_string(iterations),
+          "run.iteration_tolerance.rel=1e-10",
+          "run.iteration_tolerance.abs=1e-12"};
+}
+
+// 000 A.1, f-d, undamped (case 1), against its closed form (000 Eq. (36)): the converged
+// iterative Jacobi scheme is the implicit coupling with linear interpolation, second order in
+// H; the non-iterative one extrapolates and is far less accurate at the same H.
+TEST(IterativeCoupling, OscillatorBeatsNonIterativeAndConvergesWithOrderTwo) {
+  const result plain = run("oscillator2_fd_case1.toml", oscillator_sets(2e-3, 1));
+  const result iter = run("oscillator2_fd_case1.toml", oscillator_sets(2e-3, 50));
+  const result iter_half = run("oscillator2_fd_case1.toml", oscillator_sets(1e-3, 50));
+  ASSERT_EQ(plain.out.status, run_status::completed);
+  ASSERT_EQ(iter.out.status, run_status::completed);
+  ASSERT_EQ(iter_half.out.status, run_status::completed);
+  const double e_plain = oscillator_error(plain), e_iter = oscillator_error(iter),
+               e_half = oscillator_error(iter_half);
+  std::printf(
+      "  H = 2 ms: non-iterative %.3e m, iterative %.3e m (%.2f iterations/step); "
+      "H = 1 ms iterative %.3e m\n",
+      e_plain, e_iter,
+      static_cast<double>(iter.out.iteration.total_iterations) /
+          static_cast<double>(iter.out.iteration.steps),
+      e_half);
+  EXPECT_LT(e_iter, 0.2 * e_plain);
+  const double ratio = e_iter / e_half;  // 2^2 for a second-order method
+  EXPECT_GT(ratio, 0.8 * 4.0);
+  EXPECT_LT(ratio, 1.25 * 4.0);
+  EXPECT_EQ(iter.out.iteration.not_converged, 0);
+  EXPECT_LE(iter.out.iteration.max_defect, 1.0);
+  EXPECT_GE(iter.out.iteration.max_iterations, 2);
+  EXPECT_TRUE(plain.rows.columns.back() == "sum_abs_dE");  // no iteration columns when off
+}
+
+// A fixed point satisfies the coupling equations: the input each side integrated with at
+// t_n+1 equals the other side's output to the tolerance. The bond's residual power
+// dP = f_used v2 - f v2_used (000 Sect. 3.1) is then bounded by the tolerances alone:
+// |dP| <= tol(f) |v2| + |f| tol(v2), tol(y) = abs + rel |y| (f = kc (x1 - x2), case 1 has
+// no coupling damper). The non-iterative run violates that bound by orders of magnitude.
+TEST(IterativeCoupling, FixedPointSatisfiesCouplingEquations) {
+  const double rel = 1e-10, abs = 1e-12, kc = 100.0;
+  const result iter = run("oscillator2_fd_case1.toml", oscillator_sets(2e-3, 50));
+  const result plain = run("oscillator2_fd_case1.toml", oscillator_sets(2e-3, 1));
+  const table& r = iter.rows;
+  const std::size_t x1 = r.col("x1"), x2 = r.col("x2"), v2 = r.col("v2"), dP = r.col("dP"),
+                    defect = r.col("defect"), its = r.col("iterations");
+  double worst = 0.0, worst_plain = 0.0;
+  for (std::size_t k = 1; k < r.rows.size(); ++k) {
+    const auto& row = r.rows[k];
+    const double f = kc * (row[x1] - row[x2]);
+    const double bound = 2.0 * ((abs + rel * std::abs(f)) * std::abs(row[v2]) +
+                                std::abs(f) * (abs + rel * std::abs(row[v2])));
+    worst = std::max(worst, std::abs(row[dP]) / bound);
+    EXPECT_LE(row[defect], 1.0);
+    EXPECT_GE(row[its], 1.0);
+    const auto& prow = plain.rows.rows[k];
+    worst_plain = std::max(worst_plain, std::abs(prow[dP]) / bound);
+  }
+  std::printf("  max |dP| / bound: iterative %.3f, non-iterative %.3g\n", worst, worst_plain);
+  EXPECT_LE(worst, 1.0);
+  EXPECT_GT(worst_plain, 1e3);
+}
+
+// Crane M1, f-s (003 Sect. 5, h_M = 1 ms, h_H = 0.2 ms) at H = 40 ms: the non-iterative
+// scheme diverges (003: f-s stable up to 15 ms), the iterative one with omega = 0.4 and
+// linear interpolation stays within 2 mm of the monolithic reference (003 Sect. 4).
+TEST(IterativeCoupling, CraneAt40msWithinTwoMillimetresOfMonolithicReference) {
+  const double duration = 4.0;  // the non-iterative run diverges at ~3.2 s
+  const std::vector<std::string> common{"run.macro_step=0.04", "run.duration=4",
+                                        "multibody.step=1e-3", "coupling.extrapolation=1"};
+  std::vector<std::string> iter_sets = common;
+  iter_sets.insert(iter_sets.end(), {"run.iterations=100", "run.relaxation=0.4"});
+  const result plain = run("crane_m1_fs.toml", common);
+  const result iter = run("crane_m1_fs.toml", iter_sets);
+  EXPECT_EQ(plain.out.status, run_status::diverged);
+  ASSERT_EQ(iter.out.status, run_status::completed);
+  EXPECT_EQ(iter.out.iteration.not_converged, 0);
+
+  cosim::crane::reference_options o;
+  o.duration = duration;
+  o.output_interval = 0.04;
+  const auto ref = cosim::crane::run_crane_reference(o);
+  ASSERT_TRUE(ref.converged);
+  const std::size_t s = iter.rows.col("s");
+  ASSERT_EQ(iter.rows.rows.size(), ref.samples.size());
+  double worst = 0.0;
+  for (std::size_t k = 0; k < ref.samples.size(); ++k) {
+    ASSERT_NEAR(iter.rows.rows[k][0], ref.samples[k].t, 1e-9);
+    worst = std::max(worst, std::abs(iter.rows.rows[k][s] - ref.samples[k].s));
+  }
+  std::printf("  H = 40 ms, omega = 0.4: max |s - s_ref| = %.3e m, %.2f iterations/step\n", worst,
+              static_cast<double>(iter.out.iteration.total_iterations) /
+                  static_cast<double>(iter.out.iteration.steps));
+  EXPECT_LT(worst, 2e-3);
+  EXPECT_GT(worst, 1e-6);  // a real co-simulation error, not the reference echoed
+}
+
+// Save, run ahead, restore, run the same steps again: bit for bit the same outputs and
+// recorded variables, for every built-in subsystem type (crane and crane2 multibody, the
+// hydraulic cylinder, the RIM hydraulics of one and two actuators, oscillator masses with
+// each integrator) and the multirate state (smoothing average, non-matching own grid).
+void check_round_trip(const std::string& file, const std::vector<std::string>& sets) {
+  SCOPED_TRACE(file);
+  const config::scenario sc = config::load_scenario(dir + file, sets);
+  auto b = config::build(sc);
+  cosim::system& sys = b->sys;
+  cosim::initialize_and_exchange(sys, b->plan);
+  const cosim::duration H = b->plan.macro_step;
+  cosim::time_point t = b->plan.start;
+  auto advance_all = [&](int steps, std::vector<double>* trace) {
+    cosim::time_point tt = t;
+    for (int n = 0; n < steps; ++n, tt += H)
+      for (std::size_t i = 0; i < sys.size(); ++i) {
+        EXPECT_TRUE(cosim::scheme::advance(sys.at(i), tt, H));
+        if (trace == nullptr) continue;
+        for (double v : sys.at(i).outputs()) trace->push_back(v);
+        for (const auto& var : sys.at(i).variables()) trace->push_back(*var.value);
+        trace->push_back(cosim::scheme::delivered_output(sys.at(i), 0));
+      }
+    return tt;
+  };
+  t = advance_all(5, nullptr);
+  for (std::size_t i = 0; i < sys.size(); ++i) {
+    ASSERT_TRUE(sys.at(i).can_save_state()) << sys.at(i).name();
+    sys.at(i).prepare_state();
+    ASSERT_TRUE(sys.at(i).save_state());
+  }
+  std::vector<double> first, second;
+  (void)advance_all(7, &first);
+  for (std::size_t i = 0; i < sys.size(); ++i) ASSERT_TRUE(sys.at(i).restore_state());
+  (void)advance_all(7, &second);
+  ASSERT_EQ(first.size(), second.size());
+  for (std::size_t k = 0; k < first.size(); ++k)
+    ASSERT_EQ(first[k], second[k]) << "value " << k;  // exact: the same arithmetic again
+}
+
+TEST(IterativeCoupling, SaveRestoreRoundTripOfEveryBuiltIn) {
+  check_round_trip("crane_m1_fs.toml", {"run.macro_step=0.01", "multibody.step=1e-3"});
+  check_round_trip("crane_m1_ps.toml", {"multibody.integrator=trapezoidal"});
+  check_round_trip("crane_m1_fs_rim.toml", {});
+  check_round_trip("crane_m1_fs.toml", {"hydraulics.integrator=heun"});
+  check_round_trip("crane2_m1_fs.toml", {});
+  check_round_trip("crane2_m1_rim.toml", {});
+  check_round_trip("oscillator004.toml", {});  // RK4 and trapezoidal masses
+  check_round_trip("oscillator2_fd_case1.toml",
+                   {"mass1.integrator=semi-implicit-euler", "mass2.smoothing=true",
+                    "mass2.step=2.5e-4", "mass1.non_matching=true", "mass1.step=3e-4"});
+}
+
+// A fixed-point loop over many macro steps does not allocate (the state buffers are
+// preallocated): no allocation between the first and the last row.
+TEST(IterativeCoupling, IterationLoopIsAllocationFree) {
+  std::vector<std::string> sets = oscillator_sets(2e-3, 50);
+  sets.push_back("run.scheme=gauss-seidel");
+  sets.push_back("run.relaxation=aitken");
+  const config::scenario sc = config::load_scenario(dir + "oscillator2_fd_case1.toml", sets);
+  auto b = config::build(sc);
+  table_sink sink;
+  sink.data.rows.reserve(static_cast<std::size_t>(b->plan.macro_steps) + 2);
+  const cosim::run_outcome o = cosim::run_offline(b->sys, b->plan, b->limits, sink);
+  ASSERT_EQ(o.status, run_status::completed);
+  EXPECT_GT(o.iteration.total_iterations, o.iteration.steps);
+  EXPECT_EQ(sink.loop_allocations, 0u);
+}
+
+// Gauss-Seidel and Aitken converge to the same fixed point as Jacobi with a constant omega
+// (one solution of the coupling equations per step, whatever the iteration).
+TEST(IterativeCoupling, SchemesAndRelaxationsReachTheSameFixedPoint) {
+  const result jacobi = run("oscillator2_fd_case1.toml", oscillator_sets(2e-3, 50));
+  std::vector<std::string> gs = oscillator_sets(2e-3, 50);
+  gs.insert(gs.end(), {"run.scheme=gauss-seidel", "run.relaxation=aitken"});
+  std::vector<std::string> jw = oscillator_sets(2e-3, 100);
+  jw.push_back("run.relaxation=0.7");
+  const result gauss = run("oscillator2_fd_case1.toml", gs);
+  const result relaxed = run("oscillator2_fd_case1.toml", jw);
+  ASSERT_EQ(gauss.out.status, run_status::completed);
+  ASSERT_EQ(relaxed.out.status, run_status::completed);
+  const std::size_t x2 = jacobi.rows.col("x2");
+  double d_gs = 0.0, d_w = 0.0;
+  for (std::size_t k = 0; k < jacobi.rows.rows.size(); ++k) {
+    d_gs = std::max(d_gs, std::abs(jacobi.rows.rows[k][x2] - gauss.rows.rows[k][x2]));
+    d_w = std::max(d_w, std::abs(jacobi.rows.rows[k][x2] - relaxed.rows.rows[k][x2]));
+  }
+  // Against a co-simulation error of ~2e-2 m (test above): the same solution.
+  EXPECT_LT(d_gs, 1e-5);
+  EXPECT_LT(d_w, 1e-5);
+}
+
+// Not converging within N: counted, and with on_no_convergence = "stop" a stop of its own.
+TEST(IterativeCoupling, NoConvergenceIsReportedOrStops) {
+  std::vector<std::string> sets = oscillator_sets(2e-3, 2);
+  const result counted = run("oscillator2_fd_case1.toml", sets);
+  EXPECT_EQ(counted.out.status, run_status::completed);
+  EXPECT_GT(counted.out.iteration.not_converged, 0);
+  EXPECT_FALSE(counted.out.warnings.empty());
+  sets.push_back("run.on_no_convergence=stop");
+  const result stopped = run("oscillator2_fd_case1.toml", sets);
+  EXPECT_EQ(stopped.out.status, run_status::diverged);
+  EXPECT_EQ(stopped.out.stop_reason, "no_convergence");
+  EXPECT_NE(stopped.out.message.find("did not converge within 2 iterations"), std::string::npos)
+      << stopped.out.message;
+}
+
+void expect_refused(const std::string& file, const std::vector<std::string>& sets,
+                    const std::string& needle) {
+  try {
+    const config::scenario sc = config::load_scenario(file, sets);
+    auto b = config::build(sc);
+    table_sink sink;
+    (void)cosim::run_offline(b->sys, b->plan, b->limits, sink);
+    ADD_FAILURE() << "accepted: " << file;
+  } catch (const cosim::error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(IterativeCoupling, RefusedWhereNoRollbackExists) {
+  expect_refused(dir + "crane_m1_fs.toml", {"run.iterations=3", "run.mode=threaded"},
+                 "offline only");
+  expect_refused(dir + "crane_m1_fs.toml", {"run.iterations=3", "run.mode=realtime"},
+                 "offline only");
+  expect_refused(dir + "crane_m1_fs.toml", {"run.iterations=0"}, "run.iterations");
+  expect_refused(dir + "crane_m1_fs.toml", {"run.relaxation=1.5"}, "run.relaxation");
+  expect_refused(dir + "crane_m1_fs.toml", {"run.relaxation=\"newton\""}, "aitken");
+  expect_refused(dir + "crane_m1_fs.toml", {"run.on_no_convergence=\"abort\""},
+                 "run.on_no_convergence");
+  // An FMU without canGetAndSetFMUstate: refused, naming the subsystem and the reason.
+  expect_refused(COSIM_SOURCE_DIR "/rt_config/systems/crane_m1_fs_fmu.toml", {"run.iterations=3"},
+                 "subsystem 'mbs' cannot");
+  expect_refused(COSIM_SOURCE_DIR "/rt_config/systems/crane_m1_fs_fmu.toml", {"run.iterations=3"},
+                 "canGetAndSetFMUstate");
+}
+
+}  // namespace
