@@ -63,6 +63,11 @@ void read(config_reader& r, scenario& sc) {
            std::string("iterative coupling runs offline only: a ") + to_string(sc.run.mode) +
                " run cannot roll a macro step back (set run.mode = \"offline\" or "
                "run.iterations = 1)");
+  if (sc.run.fast_step)
+    r.fail("run.iterations",
+           "iterative coupling is not available with run.delivery = \"fast-step\" (its slower "
+           "subsystems run on their own grids across macro steps); use run.delivery = "
+           "\"macro-step\" or run.iterations = 1");
   if (!sc.drivers.empty())
     r.fail("run.iterations", "iterative coupling rolls every subsystem back, but driver '" +
                                  sc.drivers.front().name +
