@@ -305,6 +305,12 @@ TEST(OscillatorScenarioBadInput, MultirateKeys) {
   expect_error(f, {"mass1.step=2e-3"}, "mass1.step");
   expect_error(f, {"mass1.smoothing=\"yes\""}, "mass1.smoothing");
   expect_error(f, {"mass1.non_matching=1"}, "mass1.non_matching");
+  // Fast-step delivery needs a sync (which side runs ahead) and nothing faster than H.
+  expect_error("oscillator004.toml", {"run.delivery=\"fast\""}, "run.delivery");
+  expect_error(f, {"run.delivery=\"fast-step\""}, "needs run.sync");
+  expect_error("oscillator004.toml",
+               {"run.delivery=\"fast-step\"", "run.sync=\"slowest-first\"", "mass1.step=5e-3"},
+               "mass1.step");
   // oscillator004 at FR = 1.5 without the non-matching switch: h1 = 10 ms does not divide 15 ms.
   expect_error("oscillator004.toml", {"model.fr=1.5"}, "mass1.step");
 }
@@ -324,6 +330,26 @@ TEST(OscillatorScenarioKeys, PerInputOrderAndSyncAreApplied) {
   const auto sf = config::load_scenario(dir + "oscillator004.toml", {"run.sync=\"slowest-first\""});
   EXPECT_EQ(sf.run.order, (std::vector<std::string>{"mass2", "mass1"}));  // slowest first
   EXPECT_NEAR(sf.run.macro_step, 0.3, 1e-15);  // 004: H = h2 = FR x 10 ms, FR = 30
+}
+
+// 004's interface: H = h1 = 10 ms, mass2 on its own grid h2 = FR h1, ahead with
+// slowest-first; its inputs keep the fast samples of one slow step.
+TEST(OscillatorScenarioKeys, FastStepDeliveryCommunicatesAtTheFastStep) {
+  for (const char* sync : {"slowest-first", "fastest-first"}) {
+    const auto sc = config::load_scenario(
+        dir + "oscillator004.toml",
+        {"run.delivery=\"fast-step\"", std::string("run.sync=\"") + sync + "\""});
+    EXPECT_TRUE(sc.run.fast_step);
+    EXPECT_NEAR(sc.run.macro_step, 0.01, 1e-15);
+    EXPECT_NEAR(sc.subsystems.at("mass2").step, 0.3, 1e-15);
+    EXPECT_NEAR(sc.subsystems.at("mass1").step, 0.01, 1e-15);
+    const auto b = config::build(sc);
+    const cosim::subsystem& m2 = b->sys.at(b->sys.index_of("mass2"));
+    EXPECT_TRUE(m2.multirate().options().non_matching);
+    EXPECT_EQ(m2.multirate().options().ahead, std::string(sync) == "slowest-first") << sync;
+    EXPECT_EQ(cosim::scheme::internal_step(m2), cosim::to_duration(0.3));
+    EXPECT_EQ(m2.step_size(), cosim::to_duration(0.01));
+  }
 }
 
 }  // namespace
