@@ -67,14 +67,12 @@ bench_options options;  // set once in main() before any benchmark runs
 // ---- the two queues behind one interface ----
 
 struct ours_queue {
-  static constexpr const char* name = "ours";
   cosim::spsc_ring<sample> ring{ring_capacity};
   bool push(const sample& s) noexcept { return ring.try_push(s); }
   bool pop(sample& s) noexcept { return ring.try_pop(s); }
 };
 
 struct boost_queue {
-  static constexpr const char* name = "boost";
   // Compile-time capacity (the faster boost variant); it keeps one slot free, so 1023 usable.
   boost::lockfree::spsc_queue<sample, boost::lockfree::capacity<ring_capacity>> queue;
   bool push(const sample& s) noexcept { return queue.push(s); }

@@ -156,14 +156,14 @@ struct dashboard::impl {
   class rows_tap final : public row_sink {
    public:
     explicit rows_tap(impl& d) : d_(d) {}
-    void begin(std::span<const std::string> columns) override {
+    void begin(std::span<const std::string> cols) override {
       {
         std::lock_guard lock(d_.info_mutex);
-        d_.columns.assign(columns.begin(), columns.end());
+        d_.columns.assign(cols.begin(), cols.end());
         ++d_.info_version;
       }
-      d_.row_ring.reset(2 + 3 * columns.size(), ring_slots);
-      acc_.assign(2 + 3 * columns.size(), 0.0);
+      d_.row_ring.reset(2 + 3 * cols.size(), ring_slots);
+      acc_.assign(2 + 3 * cols.size(), 0.0);
       reset_rows(acc_);
       d_.wall0_ns.store(now_ns(), std::memory_order_relaxed);
       next_ = now_ns() + d_.opt.period_ns;
@@ -205,22 +205,22 @@ struct dashboard::impl {
   class timing_tap final : public timing_observer {
    public:
     explicit timing_tap(impl& d) : d_(d) {}
-    void begin(const system& sys) override {
+    void begin(const system& run_sys) override {
       std::vector<std::string> names;
       std::vector<std::size_t> stats;
-      for (std::size_t i = 0; i < sys.size(); ++i) {
-        names.push_back(sys.at(i).name());
-        if (sys.at(i).has_statistics()) stats.push_back(i);
+      for (std::size_t i = 0; i < run_sys.size(); ++i) {
+        names.push_back(run_sys.at(i).name());
+        if (run_sys.at(i).has_statistics()) stats.push_back(i);
       }
       {
         std::lock_guard lock(d_.info_mutex);
         d_.threads = std::move(names);
         d_.stat_subsystems = std::move(stats);
-        d_.sys = &sys;
+        d_.sys = &run_sys;
         ++d_.info_version;
       }
-      d_.timing_ring.reset(1 + timing_fields * sys.size(), ring_slots);
-      pending_.assign(1 + timing_fields * sys.size(), 0.0);
+      d_.timing_ring.reset(1 + timing_fields * run_sys.size(), ring_slots);
+      pending_.assign(1 + timing_fields * run_sys.size(), 0.0);
       d_.timing_ready.store(true, std::memory_order_release);
     }
     void timing(std::span<const thread_timing> interval) noexcept override {
