@@ -34,7 +34,7 @@ struct run_config {
   // run.delivery = "fast-step": H is the fastest step; slower subsystems step on their own
   // grid, ahead (slowest-first) or behind (fastest-first), 004 Sect. 2.1.
   bool fast_step = false;
-  iteration_options iteration;       // run.iterations etc. (offline only)
+  iteration_options iteration;  // run.iterations etc. (offline only)
 };
 
 struct subsystem_config {
