@@ -1,0 +1,100 @@
+#pragma once
+// A thin RAII layer over Cyclone DDS's C API (dds/dds.h): a participant, keyless topics,
+// and a writer/reader pair per topic with explicit QoS. Construction may throw
+// cosim::error; write() and take() are noexcept and copy into caller-owned, preallocated
+// samples (fixed-size IDL structs), so the step path allocates nothing on our side.
+// Cyclone itself serialises into its own buffers on write and keeps received samples in the
+// reader's history cache until take(); those are Cyclone's allocations, on its threads and
+// in dds_write (see docs/distributed.md).
+#include <dds/dds.h>
+
+#include <cstdint>
+#include <string>
+
+namespace cosim::dds {
+
+/// Owns one Cyclone entity handle; deleting it deletes its children.
+class entity {
+ public:
+  entity() noexcept = default;
+  explicit entity(dds_entity_t h) noexcept : h_(h) {}
+  entity(const entity&) = delete;
+  entity& operator=(const entity&) = delete;
+  entity(entity&& o) noexcept : h_(o.h_) { o.h_ = 0; }
+  entity& operator=(entity&& o) noexcept;
+  ~entity();
+  [[nodiscard]] dds_entity_t get() const noexcept { return h_; }
+
+ private:
+  dds_entity_t h_ = 0;
+};
+
+/// QoS of both ends of a topic: reliable, keep-last `depth`, a deadline (0: none) and
+/// automatic liveliness with `lease_ns`, in partition `partition`.
+struct qos_options {
+  std::string partition;
+  std::int32_t depth = 1;
+  std::int64_t deadline_ns = 0;
+  std::int64_t lease_ns = DDS_SECS(1);
+};
+
+/// A participant in `domain` with a publisher and a subscriber in one partition.
+class participant {
+ public:
+  participant(std::uint32_t domain, const std::string& partition);
+  [[nodiscard]] dds_entity_t get() const noexcept { return participant_.get(); }
+  [[nodiscard]] dds_entity_t publisher() const noexcept { return publisher_.get(); }
+  [[nodiscard]] dds_entity_t subscriber() const noexcept { return subscriber_.get(); }
+
+ private:
+  entity participant_;
+  entity publisher_;
+  entity subscriber_;
+};
+
+/// Creates topic `name` of type `desc` (owned by the participant).
+dds_entity_t make_topic(const participant& p, const dds_topic_descriptor_t* desc,
+                        const std::string& name);
+
+class writer {
+ public:
+  writer(const participant& p, dds_entity_t topic, const qos_options& q);
+  /// Publishes one sample; false on failure.
+  bool write(const void* sample) noexcept { return dds_write(w_.get(), sample) == DDS_RETCODE_OK; }
+  /// Matched readers now.
+  [[nodiscard]] std::uint32_t matched() const noexcept;
+  [[nodiscard]] std::uint32_t deadline_missed() const noexcept;
+  [[nodiscard]] dds_entity_t get() const noexcept { return w_.get(); }
+
+ private:
+  entity w_;
+};
+
+enum class take_result { sample, timeout, lost };
+
+class reader {
+ public:
+  reader(const participant& p, dds_entity_t topic, const qos_options& q);
+  /// Waits up to `timeout_ns` for one sample and copies it into `sample` (a preallocated
+  /// struct of the topic's type). `lost`: every writer that was alive lost its liveliness
+  /// (lease expired or writer gone) and no sample is pending.
+  take_result take(void* sample, std::int64_t timeout_ns) noexcept;
+  /// Matched writers that are alive now / were ever alive.
+  [[nodiscard]] std::uint32_t alive_writers() const noexcept;
+  [[nodiscard]] bool ever_alive() const noexcept { return ever_alive_; }
+  [[nodiscard]] std::uint32_t deadline_missed() const noexcept;
+  [[nodiscard]] dds_entity_t get() const noexcept { return r_.get(); }
+  /// True once a writer was alive and none is now (records an alive one as seen).
+  bool writers_lost() noexcept;
+
+ private:
+  entity r_;
+  entity waitset_;
+  bool ever_alive_ = false;
+};
+
+/// Waits (polling, setup only) until `w` has a matched reader and `r` an alive writer, up
+/// to timeout_ns. False on timeout.
+bool wait_for_peer(const writer& w, reader& r, std::int64_t timeout_ns);
+
+}  // namespace cosim::dds
