@@ -94,11 +94,13 @@ check_one() {
       return
     fi
   fi
+  local t0=$SECONDS
   if "$tidy" -p "$build" --quiet "$f" >"$name.log" 2>&1; then
     if [ -n "$key" ]; then : >"$cache/$key"; fi
   else
     touch "$name.fail"
   fi
+  echo "$((SECONDS - t0)) $f" >"$name.time"
 }
 export -f check_one
 export out cache tidy build
@@ -120,6 +122,11 @@ while IFS=$'\t' read -r f _; do
     grep -v -E '^[0-9]+ warnings? (and [0-9]+ errors? )?generated\.$' "$name.log" || true
   fi
 done <"$out/entries"
+# The slowest files, to watch the stage's share of the CI budget.
+if compgen -G "$out/*.time" >/dev/null; then
+  echo "run_clang_tidy: slowest files (s):"
+  cat "$out"/*.time | sort -rn | head -8 | sed "s|$root/|  |"
+fi
 echo "run_clang_tidy: $count files, $failed with findings, $hits unchanged since a clean" \
   "check (${cache:-no cache}), $(($(date +%s) - start)) s"
 [ "$failed" -eq 0 ] || exit 1

@@ -18,9 +18,11 @@ stage_done() {
   stage_start=$now
 }
 # Sanitizer builds: line tables only (-g1) are enough for the sanitizers' stack traces and
-# compile and link faster than full debug information.
-san_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
-  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" -DCOSIM_BUILD_BENCH=OFF)
+# compile and link faster than full debug information. -O1, not -O2: the instrumented code is
+# optimised a quarter faster (tests/tools/sweep_test.cpp under ASan + UBSan: 43 s of CPU at
+# -O2, 33 s at -O1), and the build is the largest stage of the suite; every check stays on.
+san_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
+  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DCOSIM_BUILD_BENCH=OFF)
 
 echo "== Release build and tests (build/)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
