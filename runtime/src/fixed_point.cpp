@@ -82,12 +82,15 @@ bool fixed_point::step(time_point t, energy_monitor& mon) noexcept {
   const iteration_options& o = plan_.iteration;
   const time_point t1 = t + plan_.macro_step;
   const bool jacobi = plan_.scheme == scheme_kind::jacobi;
-  for (std::size_t i = 0; i < sys_.size(); ++i) (void)sys_.at(i).save_state();
+  // A subsystem that cannot save or restore (an FMU's error status) has raised the stop.
+  for (std::size_t i = 0; i < sys_.size(); ++i)
+    if (!sys_.at(i).save_state()) return false;
   double omega = o.omega;
   converged_ = false;
   for (int k = 0; k < o.max_iterations; ++k) {
     if (k > 0)
-      for (std::size_t i = 0; i < sys_.size(); ++i) (void)sys_.at(i).restore_state();
+      for (std::size_t i = 0; i < sys_.size(); ++i)
+        if (!sys_.at(i).restore_state()) return false;
     iterations_ = k + 1;
     const bool last = k + 1 == o.max_iterations;
     // The monitor keeps the inputs of the latest iteration: the accepted one's in the end.

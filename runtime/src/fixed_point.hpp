@@ -34,7 +34,8 @@ class fixed_point {
   /// cannot) and allocates the state buffers.
   fixed_point(system& sys, const run_plan& plan);
 
-  /// Macro step [t, t + H]. Returns false if a state or output became non-finite.
+  /// Macro step [t, t + H]. Returns false if a state or output became non-finite or a
+  /// subsystem could not save or restore its state (it raised the run's stop).
   bool step(time_point t, energy_monitor& mon) noexcept;
 
   [[nodiscard]] int iterations() const noexcept { return iterations_; }

@@ -19,6 +19,7 @@
 #include "cosim/fmi/status.hpp"
 #include "cosim/runtime/error.hpp"
 #include "cosim/runtime/json_writer.hpp"
+#include "fmu_api.hpp"
 
 namespace cosim::fmi {
 
@@ -94,98 +95,6 @@ const char* to_string(fmu_stop s) noexcept {
   }
   return "none";
 }
-
-struct fmu_subsystem::api {
-  // FMI 2.0
-  fmi2GetTypesPlatformTYPE* get_types_platform2 = nullptr;
-  fmi2GetVersionTYPE* get_version2 = nullptr;
-  fmi2InstantiateTYPE* instantiate2 = nullptr;
-  fmi2FreeInstanceTYPE* free_instance2 = nullptr;
-  fmi2SetupExperimentTYPE* setup_experiment2 = nullptr;
-  fmi2EnterInitializationModeTYPE* enter_initialization2 = nullptr;
-  fmi2ExitInitializationModeTYPE* exit_initialization2 = nullptr;
-  fmi2TerminateTYPE* terminate2 = nullptr;
-  fmi2GetRealTYPE* get_real2 = nullptr;
-  fmi2GetIntegerTYPE* get_integer2 = nullptr;
-  fmi2GetBooleanTYPE* get_boolean2 = nullptr;
-  fmi2SetRealTYPE* set_real2 = nullptr;
-  fmi2SetIntegerTYPE* set_integer2 = nullptr;
-  fmi2SetBooleanTYPE* set_boolean2 = nullptr;
-  fmi2DoStepTYPE* do_step2 = nullptr;
-  fmi2GetBooleanStatusTYPE* get_boolean_status2 = nullptr;
-  fmi2GetRealStatusTYPE* get_real_status2 = nullptr;                    // optional
-  fmi2GetRealOutputDerivativesTYPE* get_output_derivatives2 = nullptr;  // maxOutputDerivativeOrder
-  // FMI 3.0
-  fmi3GetVersionTYPE* get_version3 = nullptr;
-  fmi3InstantiateCoSimulationTYPE* instantiate3 = nullptr;
-  fmi3FreeInstanceTYPE* free_instance3 = nullptr;
-  fmi3EnterInitializationModeTYPE* enter_initialization3 = nullptr;
-  fmi3ExitInitializationModeTYPE* exit_initialization3 = nullptr;
-  fmi3TerminateTYPE* terminate3 = nullptr;
-  fmi3GetFloat64TYPE* get_float64 = nullptr;
-  fmi3GetInt32TYPE* get_int32 = nullptr;
-  fmi3GetBooleanTYPE* get_boolean3 = nullptr;
-  fmi3SetFloat64TYPE* set_float64 = nullptr;
-  fmi3SetInt32TYPE* set_int32 = nullptr;
-  fmi3SetBooleanTYPE* set_boolean3 = nullptr;
-  fmi3DoStepTYPE* do_step3 = nullptr;
-  fmi3EnterEventModeTYPE* enter_event_mode3 = nullptr;
-  fmi3UpdateDiscreteStatesTYPE* update_discrete_states3 = nullptr;
-  fmi3EnterStepModeTYPE* enter_step_mode3 = nullptr;
-  fmi3GetOutputDerivativesTYPE* get_output_derivatives3 = nullptr;  // maxOutputDerivativeOrder
-
-  /// Resolves every function the importer calls; the error lists all missing ones.
-  void resolve(const loaded_fmu& fmu, bool event_mode, bool output_derivatives) {
-    std::string missing;
-    auto need = [&](auto*& f, const char* name, bool required = true) {
-      // dlsym returns an object pointer; POSIX guarantees it converts to a function pointer.
-      f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(fmu.symbol(name));
-      if (f == nullptr && required) missing += (missing.empty() ? "" : ", ") + std::string(name);
-    };
-    if (fmu.file().md.fmi_major == 2) {
-      need(get_types_platform2, "fmi2GetTypesPlatform");
-      need(get_version2, "fmi2GetVersion");
-      need(instantiate2, "fmi2Instantiate");
-      need(free_instance2, "fmi2FreeInstance");
-      need(setup_experiment2, "fmi2SetupExperiment");
-      need(enter_initialization2, "fmi2EnterInitializationMode");
-      need(exit_initialization2, "fmi2ExitInitializationMode");
-      need(terminate2, "fmi2Terminate");
-      need(get_real2, "fmi2GetReal");
-      need(get_integer2, "fmi2GetInteger");
-      need(get_boolean2, "fmi2GetBoolean");
-      need(set_real2, "fmi2SetReal");
-      need(set_integer2, "fmi2SetInteger");
-      need(set_boolean2, "fmi2SetBoolean");
-      need(do_step2, "fmi2DoStep");
-      need(get_boolean_status2, "fmi2GetBooleanStatus");
-      need(get_real_status2, "fmi2GetRealStatus", false);
-      need(get_output_derivatives2, "fmi2GetRealOutputDerivatives", output_derivatives);
-    } else {
-      need(get_version3, "fmi3GetVersion");
-      need(instantiate3, "fmi3InstantiateCoSimulation");
-      need(free_instance3, "fmi3FreeInstance");
-      need(enter_initialization3, "fmi3EnterInitializationMode");
-      need(exit_initialization3, "fmi3ExitInitializationMode");
-      need(terminate3, "fmi3Terminate");
-      need(get_float64, "fmi3GetFloat64");
-      need(get_int32, "fmi3GetInt32");
-      need(get_boolean3, "fmi3GetBoolean");
-      need(set_float64, "fmi3SetFloat64");
-      need(set_int32, "fmi3SetInt32");
-      need(set_boolean3, "fmi3SetBoolean");
-      need(do_step3, "fmi3DoStep");
-      need(enter_event_mode3, "fmi3EnterEventMode", event_mode);
-      need(update_discrete_states3, "fmi3UpdateDiscreteStates", event_mode);
-      need(enter_step_mode3, "fmi3EnterStepMode", event_mode);
-      need(get_output_derivatives3, "fmi3GetOutputDerivatives", output_derivatives);
-    }
-    if (!missing.empty())
-      throw error(errc::model, fmu.file().path + ": its binary " +
-                                   binary_path_in_fmu(fmu.file().md) +
-                                   " does not export the FMI functions " + missing);
-  }
-};
 
 fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
                              const std::vector<parameter_value>& parameters)
@@ -370,6 +279,14 @@ void fmu_subsystem::end_instance() noexcept {
     // FMI: after fmiFatal no function of the FMU may be called, not even free.
     instance_ = nullptr;
     return;
+  }
+  if (fmu_state_ != nullptr) {
+    // While the instance is alive (FMI 2.0 Sect. 2.1.8, FMI 3.0 Sect. 2.2.6.4).
+    if (major_ == 2)
+      (void)api_->free_fmu_state2(instance_, &fmu_state_);
+    else
+      (void)api_->free_fmu_state3(instance_, &fmu_state_);
+    fmu_state_ = nullptr;
   }
   if (phase_ == phase::initialized || phase_ == phase::terminated) {
     if (major_ == 2)
@@ -672,6 +589,7 @@ void fmu_subsystem::do_update_outputs(time_point t) noexcept {
   if (any_feedthrough_ && any_input_) set_inputs(t);
   if (phase_ != phase::initialized && phase_ != phase::terminated) return;
   der_fetched_ = false;  // of the previous communication point
+  comm_t_ = t;
   if (!get_values()) return;
   for (std::size_t i = 0; i < output_slot_.size(); ++i) set_output(i, values_[output_slot_[i]]);
 }
@@ -706,7 +624,8 @@ bool fmu_subsystem::do_step(time_point t, duration h) noexcept {
 
 // Inlined into do_steps: the per-step path is a doStep call and a status check.
 inline bool fmu_subsystem::step_fmi2(double tc, double h) noexcept {
-  const fmi2Status st = api_->do_step2(instance_, tc, h, fmi2True);
+  // With rollback the importer may set a state before tc (FMI 2.0 Sect. 4.2.2).
+  const fmi2Status st = api_->do_step2(instance_, tc, h, rollback_ ? fmi2False : fmi2True);
   if (st == fmi2OK || st == fmi2Warning) [[likely]]
     return true;
   return step_fmi2_failed(st, tc, h);
@@ -716,7 +635,8 @@ inline bool fmu_subsystem::step_fmi3(double tc, double h) noexcept {
   // The common case (a full step, no event) without the early-return loop's bookkeeping.
   fmi3Boolean event = false, terminate = false, early = false;
   fmi3Float64 last = tc + h;
-  const fmi3Status st = api_->do_step3(instance_, tc, h, true, &event, &terminate, &early, &last);
+  const fmi3Status st =
+      api_->do_step3(instance_, tc, h, !rollback_, &event, &terminate, &early, &last);
   if ((st == fmi3OK || st == fmi3Warning) && !event && !terminate && !early) [[likely]]
     return true;
   return step_fmi3_rest(tc, h, st, event, terminate, early, last);
@@ -823,7 +743,7 @@ bool fmu_subsystem::settle_events(double t, bool from_step_mode) noexcept {
     if (k > 0) {
       event = terminate = early = false;
       last = end;
-      st = api_->do_step3(instance_, cur, step, true, &event, &terminate, &early, &last);
+      st = api_->do_step3(instance_, cur, step, !rollback_, &event, &terminate, &early, &last);
     }
     if (st == fmi3Error || st == fmi3Fatal) {
       phase_ = st == fmi3Fatal ? phase::fatal : phase::error;

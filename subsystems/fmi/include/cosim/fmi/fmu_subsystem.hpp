@@ -28,6 +28,14 @@
 // fmi3GetOutputDerivatives, one call for all outputs, made only when an extrapolating
 // consumer asks), so the consumer's extrapolation is their Taylor polynomial.
 //
+// Rollback (iterative coupling, offline only; canGetAndSetFMUstate): prepare_state() has the
+// FMU allocate one state with fmi2GetFMUstate / fmi3GetFMUState (before the run);
+// save_state() overwrites it with another Get on the same handle, restore_state() sets it
+// with fmi2SetFMUstate / fmi3SetFMUState and sends every connected input again at the next
+// step. Whatever the FMU allocates inside those calls is its own business. An error status
+// stops the run (model_error, the message names the FMU and the call). The handle is freed
+// (fmi2FreeFMUstate / fmi3FreeFMUState) with the instance.
+//
 // FMU time = the default experiment's startTime (0 if none) + (t - t0).
 //
 // Not real-time safe: an FMU may allocate or take unbounded time (realtime_safe() false).
@@ -87,15 +95,9 @@ class fmu_subsystem final : public subsystem {
   void start_experiment(std::optional<double> run_length_s);
 
   [[nodiscard]] bool realtime_safe() const noexcept override { return false; }
-  /// Rollback (iterative coupling) would need fmi2GetFMUstate/fmi3GetFMUState.
-  [[nodiscard]] std::string state_refusal() const override {
-    const bool declared = description().cosim && description().cosim->can_get_and_set_fmu_state;
-    return declared ? "FMU '" + where_ +
-                          "' declares canGetAndSetFMUstate, but this runtime does not save FMU "
-                          "states yet"
-                    : "FMU '" + where_ +
-                          "' does not declare canGetAndSetFMUstate in its modelDescription.xml";
-  }
+  /// Why this FMU cannot roll back: canGetAndSetFMUstate not declared, or its binary lacks
+  /// the state functions.
+  [[nodiscard]] std::string state_refusal() const override;
 
   [[nodiscard]] const model_description& description() const noexcept { return fmu_->file().md; }
   /// Why the last step failed, and a message naming the FMU, the call and the time.
@@ -119,6 +121,10 @@ class fmu_subsystem final : public subsystem {
   void do_update_outputs(time_point t) noexcept override;
   void do_record_variable(std::size_t v) override;
   std::span<const double> do_output_derivatives(std::size_t o) noexcept override;
+  bool do_can_save_state() const noexcept override;
+  void do_prepare_state() override;
+  bool do_save_state() noexcept override;
+  bool do_restore_state() noexcept override;
 
   struct api;
   /// Values exchanged with the FMU, grouped by type for one get/set call each.
@@ -211,6 +217,15 @@ class fmu_subsystem final : public subsystem {
   std::vector<std::int32_t> der_orders_;  // fmi2Integer / fmi3Int32
   std::vector<double> der_values_;
   bool der_fetched_ = false;
+
+  // Rollback (iterative coupling): one FMU state handle, allocated by the FMU in
+  // prepare_state and overwritten by every save; the recorded values and the communication
+  // time at the save.
+  void* fmu_state_ = nullptr;  // fmi2FMUstate / fmi3FMUState
+  bool rollback_ = false;      // doStep then says noSetFMUStatePriorToCurrentPoint = false
+  std::vector<double> saved_values_;
+  time_point comm_t_{};  // of the last update_outputs
+  time_point saved_t_{};
 
   fmu_stop stop_ = fmu_stop::none;
   std::array<char, 512> stop_text_{};
