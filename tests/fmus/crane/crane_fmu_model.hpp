@@ -4,8 +4,10 @@
 // importer has set, and the conversion of FMI times (seconds) to the cosim clock the wrapped
 // subsystems run on (integer nanoseconds; a communication point the importer computed from
 // that clock converts back exactly).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,69 @@ class table_model : public fmu_kit::model {
 
   void on_set(std::uint32_t vr) noexcept override {
     if (vr < set_.size()) set_[vr] = true;
+  }
+
+  /// The table's values (parameters, inputs, outputs, which inputs were set): the part of
+  /// the FMU state the table holds.
+  struct table_values {
+    std::vector<double> reals;
+    std::vector<std::int32_t> ints;
+    std::vector<bool> set;
+  };
+  void save_table(table_values& t) const {
+    t.reals = reals_;
+    t.ints = ints_;
+    t.set = set_;
+  }
+  /// Copied element by element: the variables point into reals_ and ints_.
+  void restore_table(const table_values& t) noexcept {
+    std::copy(t.reals.begin(), t.reals.end(), reals_.begin());
+    std::copy(t.ints.begin(), t.ints.end(), ints_.begin());
+    std::copy(t.set.begin(), t.set.end(), set_.begin());
+  }
+
+  /// FMU state of a crane FMU wrapping subsystem type Sub: the table, the subsystem's
+  /// state (Sub::snapshot) and the model's clock.
+  template <typename Sub>
+  struct crane_state {
+    table_values table;
+    bool initialized = false;
+    typename Sub::state_type sub{};
+    time_point now{};
+  };
+  template <typename Sub>
+  bool save_crane(const Sub* sub, time_point now, std::unique_ptr<fmu_kit::model_state>& s,
+                  std::string& why) const {
+    if (!s) s = std::make_unique<fmu_kit::state_copy<crane_state<Sub>>>();
+    auto* c = dynamic_cast<fmu_kit::state_copy<crane_state<Sub>>*>(s.get());
+    if (c == nullptr) {
+      why = "the state was made by another model";
+      return false;
+    }
+    save_table(c->value.table);
+    c->value.initialized = sub != nullptr;
+    if (sub != nullptr) c->value.sub = sub->snapshot();
+    c->value.now = now;
+    return true;
+  }
+  /// The wrapped subsystem's input ports are reset to the restored inputs at `now` by the
+  /// caller (their sample history belongs to the abandoned future).
+  template <typename Sub>
+  bool restore_crane(const fmu_kit::model_state& s, Sub* sub, time_point& now,
+                     std::string& why) noexcept {
+    const auto* c = dynamic_cast<const fmu_kit::state_copy<crane_state<Sub>>*>(&s);
+    if (c == nullptr) {
+      why = "the state was made by another model";
+      return false;
+    }
+    if (c->value.initialized != (sub != nullptr)) {
+      why = "a state saved before initialisation cannot be restored after it, nor the reverse";
+      return false;
+    }
+    restore_table(c->value.table);
+    if (sub != nullptr) sub->set_snapshot(c->value.sub);
+    now = c->value.now;
+    return true;
   }
 
   /// Every parameter finite and within its declared range; else `why` names it.

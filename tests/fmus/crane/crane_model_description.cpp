@@ -110,7 +110,7 @@ std::string describe(const std::string& part, const std::vector<var_spec>& vars)
     << "    canHandleVariableCommunicationStepSize=\"true\"\n"
     << "    canInterpolateInputs=\"false\"\n"
     << "    maxOutputDerivativeOrder=\"0\"\n"
-    << "    canGetAndSetFMUstate=\"false\"\n"
+    << "    canGetAndSetFMUstate=\"true\"\n"
     << "    canSerializeFMUstate=\"false\"\n"
     << "    providesDirectionalDerivative=\"false\"/>\n";
   std::set<std::string> units;

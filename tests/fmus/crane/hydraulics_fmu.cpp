@@ -7,6 +7,7 @@
 // default experiment's 0.2 ms) and the importer setting kappa at every step, forward Euler
 // reproduces the built-in type crane.hydraulics bit for bit; Heun reads kappa at the step's
 // end, which the FMU only knows as the held value, so it matches only with kappa constant.
+// FMU state (canGetAndSetFMUstate): the variable table, the subsystem's state and the clock.
 #include <memory>
 #include <string>
 
@@ -103,11 +104,27 @@ class hydraulics_fmu final : public table_model {
     r(hy::kappa_used) = *kappa_;
   }
 
+  bool get_state(std::unique_ptr<cosim::fmu_kit::model_state>& s, std::string& why) const override {
+    return save_crane(sub_.get(), now_, s, why);
+  }
+  bool set_state(const cosim::fmu_kit::model_state& s, std::string& why) override {
+    if (!restore_crane(s, sub_.get(), now_, why)) return false;
+    if (sub_) feed(now_, true);
+    return true;
+  }
+
  private:
-  void feed(cosim::time_point t) noexcept {
-    sub_->input(crane::hydraulic_cylinder::in_s).receive(t, r(hy::s));
-    sub_->input(crane::hydraulic_cylinder::in_sd).receive(t, r(hy::sd));
-    sub_->input(crane::hydraulic_cylinder::in_kappa).receive(t, r(hy::kappa));
+  // The importer's input values as samples at t (fresh: the only samples, after a rollback).
+  void feed(cosim::time_point t, bool fresh = false) noexcept {
+    auto put = [&](std::size_t port, double v) {
+      if (fresh)
+        sub_->input(port).set_initial(t, v);
+      else
+        sub_->input(port).receive(t, v);
+    };
+    put(crane::hydraulic_cylinder::in_s, r(hy::s));
+    put(crane::hydraulic_cylinder::in_sd, r(hy::sd));
+    put(crane::hydraulic_cylinder::in_kappa, r(hy::kappa));
   }
 
   std::unique_ptr<crane::hydraulic_cylinder> sub_;

@@ -3,7 +3,8 @@
 // inputs set by the importer into the subsystem's input ports (held over the step, as the
 // executor's zero-order hold), takes its internal steps and publishes s, sd and the angles;
 // the arithmetic is the subsystem's own, so the FMU reproduces the built-in type
-// crane.multibody bit for bit when driven the same way.
+// crane.multibody bit for bit when driven the same way. FMU state (canGetAndSetFMUstate):
+// the variable table, the subsystem's state and the clock.
 #include <memory>
 #include <string>
 
@@ -83,14 +84,30 @@ class multibody_fmu final : public table_model {
     return o;
   }
 
+  bool get_state(std::unique_ptr<cosim::fmu_kit::model_state>& s, std::string& why) const override {
+    return save_crane(sub_.get(), now_, s, why);
+  }
+  bool set_state(const cosim::fmu_kit::model_state& s, std::string& why) override {
+    if (!restore_crane(s, sub_.get(), now_, why)) return false;
+    if (sub_) feed(now_, true);
+    return true;
+  }
+
  private:
-  // The importer's input values as samples at ta, held over the step.
-  void feed(cosim::time_point ta) noexcept {
+  // The importer's input values as samples at ta, held over the step (fresh: the only
+  // samples, after a rollback).
+  void feed(cosim::time_point ta, bool fresh = false) noexcept {
+    auto put = [&](std::size_t port, double v) {
+      if (fresh)
+        sub_->input(port).set_initial(ta, v);
+      else
+        sub_->input(port).receive(ta, v);
+    };
     if (fs_) {
-      sub_->input(crane::crane_multibody::in_fh).receive(ta, r(mb::fh));
+      put(crane::crane_multibody::in_fh, r(mb::fh));
     } else {
-      sub_->input(crane::crane_multibody::in_p1).receive(ta, r(mb::p1));
-      sub_->input(crane::crane_multibody::in_p2).receive(ta, r(mb::p2));
+      put(crane::crane_multibody::in_p1, r(mb::p1));
+      put(crane::crane_multibody::in_p2, r(mb::p2));
     }
   }
 

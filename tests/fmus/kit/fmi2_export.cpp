@@ -42,6 +42,16 @@ struct instance {
   bool dirty = true;        // outputs must be recalculated before the next get
 };
 
+// Behind an fmi2FMUstate: the model's state and the instance's own.
+struct saved_state {
+  const instance* owner = nullptr;
+  std::unique_ptr<cosim::fmu_kit::model_state> m;
+  mode state = mode::instantiated;
+  double time = 0.0;
+  double last_successful_time = 0.0;
+  bool terminated = false;
+};
+
 instance* self(fmi2Component c) noexcept {
   return static_cast<instance*>(c);
 }
@@ -284,14 +294,54 @@ fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t 
   return fmi2OK;
 }
 
-fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate* /*FMUstate*/) {
-  return unsupported(c, "fmi2GetFMUstate");
+// FMI 2.0 Sect. 2.1.8: *FMUstate == NULL allocates a new state, else the given one (made
+// by this FMU) is overwritten; a model without state support refuses (its description says
+// canGetAndSetFMUstate="false").
+fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate* FMUstate) {
+  instance& i = *self(c);
+  if (FMUstate == nullptr) return fail(i, "fmi2GetFMUstate: FMUstate is NULL");
+  if (i.state == mode::error) return fail(i, "fmi2GetFMUstate: the instance is in error");
+  try {
+    std::unique_ptr<saved_state> fresh;
+    saved_state* s = static_cast<saved_state*>(*FMUstate);
+    if (s == nullptr) {
+      fresh = std::make_unique<saved_state>();
+      s = fresh.get();
+    } else if (s->owner != &i) {
+      return fail(i, "fmi2GetFMUstate: the state belongs to another instance");
+    }
+    std::string why;
+    if (!i.m->get_state(s->m, why)) return fail(i, "fmi2GetFMUstate: " + why);
+    s->owner = &i;
+    s->state = i.state;
+    s->time = i.time;
+    s->last_successful_time = i.last_successful_time;
+    s->terminated = i.terminated;
+    if (fresh) *FMUstate = fresh.release();
+  } catch (const std::exception& e) {
+    return fail(i, std::string("fmi2GetFMUstate: ") + e.what());
+  }
+  return fmi2OK;
 }
-fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate /*FMUstate*/) {
-  return unsupported(c, "fmi2SetFMUstate");
+fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate FMUstate) {
+  instance& i = *self(c);
+  const saved_state* s = static_cast<const saved_state*>(FMUstate);
+  if (s == nullptr || s->owner != &i || !s->m)
+    return fail(i, "fmi2SetFMUstate: not a state of this instance");
+  std::string why;
+  if (!i.m->set_state(*s->m, why)) return fail(i, "fmi2SetFMUstate: " + why);
+  i.state = s->state;
+  i.time = s->time;
+  i.last_successful_time = s->last_successful_time;
+  i.terminated = s->terminated;
+  i.dirty = true;
+  return fmi2OK;
 }
-fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate* /*FMUstate*/) {
-  return unsupported(c, "fmi2FreeFMUstate");
+fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate* FMUstate) {
+  if (FMUstate == nullptr) return fail(*self(c), "fmi2FreeFMUstate: FMUstate is NULL");
+  delete static_cast<saved_state*>(*FMUstate);
+  *FMUstate = nullptr;
+  return fmi2OK;
 }
 fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate /*FMUstate*/,
                                       size_t* /*size*/) {

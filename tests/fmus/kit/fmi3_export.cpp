@@ -46,6 +46,16 @@ struct instance {
   bool dirty = true;  // outputs must be recalculated before the next get
 };
 
+// Behind an fmi3FMUState: the model's state and the instance's own.
+struct saved_state {
+  const instance* owner = nullptr;
+  std::unique_ptr<cosim::fmu_kit::model_state> m;
+  mode state = mode::instantiated;
+  bool event_pending = false;
+  bool terminated = false;
+  double terminated_at = 0.0;
+};
+
 instance* self(fmi3Instance c) noexcept {
   return static_cast<instance*>(c);
 }
@@ -346,14 +356,54 @@ fmi3Status fmi3GetVariableDependencies(fmi3Instance c, fmi3ValueReference, size_
   return unsupported(c, "fmi3GetVariableDependencies");
 }
 
-fmi3Status fmi3GetFMUState(fmi3Instance c, fmi3FMUState*) {
-  return unsupported(c, "fmi3GetFMUState");
+// FMI 3.0 Sect. 2.2.6.4: *FMUState == NULL allocates a new state, else the given one (made
+// by this FMU) is overwritten; a model without state support refuses (its description says
+// canGetAndSetFMUState="false").
+fmi3Status fmi3GetFMUState(fmi3Instance c, fmi3FMUState* FMUState) {
+  instance& i = *self(c);
+  if (FMUState == nullptr) return fail(i, "fmi3GetFMUState: FMUState is NULL");
+  if (i.state == mode::error) return fail(i, "fmi3GetFMUState: the instance is in error");
+  try {
+    std::unique_ptr<saved_state> fresh;
+    saved_state* s = static_cast<saved_state*>(*FMUState);
+    if (s == nullptr) {
+      fresh = std::make_unique<saved_state>();
+      s = fresh.get();
+    } else if (s->owner != &i) {
+      return fail(i, "fmi3GetFMUState: the state belongs to another instance");
+    }
+    std::string why;
+    if (!i.m->get_state(s->m, why)) return fail(i, "fmi3GetFMUState: " + why);
+    s->owner = &i;
+    s->state = i.state;
+    s->event_pending = i.event_pending;
+    s->terminated = i.terminated;
+    s->terminated_at = i.terminated_at;
+    if (fresh) *FMUState = fresh.release();
+  } catch (const std::exception& e) {
+    return fail(i, std::string("fmi3GetFMUState: ") + e.what());
+  }
+  return fmi3OK;
 }
-fmi3Status fmi3SetFMUState(fmi3Instance c, fmi3FMUState) {
-  return unsupported(c, "fmi3SetFMUState");
+fmi3Status fmi3SetFMUState(fmi3Instance c, fmi3FMUState FMUState) {
+  instance& i = *self(c);
+  const saved_state* s = static_cast<const saved_state*>(FMUState);
+  if (s == nullptr || s->owner != &i || !s->m)
+    return fail(i, "fmi3SetFMUState: not a state of this instance");
+  std::string why;
+  if (!i.m->set_state(*s->m, why)) return fail(i, "fmi3SetFMUState: " + why);
+  i.state = s->state;
+  i.event_pending = s->event_pending;
+  i.terminated = s->terminated;
+  i.terminated_at = s->terminated_at;
+  i.dirty = true;
+  return fmi3OK;
 }
-fmi3Status fmi3FreeFMUState(fmi3Instance c, fmi3FMUState*) {
-  return unsupported(c, "fmi3FreeFMUState");
+fmi3Status fmi3FreeFMUState(fmi3Instance c, fmi3FMUState* FMUState) {
+  if (FMUState == nullptr) return fail(*self(c), "fmi3FreeFMUState: FMUState is NULL");
+  delete static_cast<saved_state*>(*FMUState);
+  *FMUState = nullptr;
+  return fmi3OK;
 }
 fmi3Status fmi3SerializedFMUStateSize(fmi3Instance c, fmi3FMUState, size_t*) {
   return unsupported(c, "fmi3SerializedFMUStateSize");

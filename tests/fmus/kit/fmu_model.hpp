@@ -38,6 +38,46 @@ struct step_outcome {
   std::string message;
 };
 
+/// A copy of a model's state (FMU state, canGetAndSetFMUstate): everything step(),
+/// calculate() and the importer's sets change. Each model that saves its state derives its
+/// own type; the exporter keeps it behind an fmi2FMUstate / fmi3FMUState.
+class model_state {
+ public:
+  model_state() = default;
+  model_state(const model_state&) = delete;
+  model_state& operator=(const model_state&) = delete;
+  virtual ~model_state() = default;
+};
+
+/// The usual model_state: a copy of a model's state struct T.
+template <typename T>
+struct state_copy final : model_state {
+  T value{};
+};
+
+/// Copies `from` into s (allocated on the first call); false if s holds another type.
+template <typename T>
+bool save_copy(const T& from, std::unique_ptr<model_state>& s, std::string& why) {
+  if (!s) s = std::make_unique<state_copy<T>>();
+  auto* c = dynamic_cast<state_copy<T>*>(s.get());
+  if (c == nullptr) {
+    why = "the state was made by another model";
+    return false;
+  }
+  c->value = from;
+  return true;
+}
+template <typename T>
+bool restore_copy(const model_state& s, T& to, std::string& why) {
+  const auto* c = dynamic_cast<const state_copy<T>*>(&s);
+  if (c == nullptr) {
+    why = "the state was made by another model";
+    return false;
+  }
+  to = c->value;
+  return true;
+}
+
 class model {
  public:
   model() = default;
@@ -67,6 +107,18 @@ class model {
   virtual void calculate() noexcept {}
   /// The importer set variable vr (after the value was stored).
   virtual void on_set(std::uint32_t /*vr*/) noexcept {}
+  /// FMU state: copy the model's state into `s` (made by this model's previous get_state,
+  /// or null: allocate one). False if the model cannot (its modelDescription.xml then says
+  /// canGetAndSetFMUstate="false") or, with `why` set, not now.
+  virtual bool get_state(std::unique_ptr<model_state>& /*s*/, std::string& why) const {
+    why = "this model does not save its state";
+    return false;
+  }
+  /// Return to a state from get_state. False with `why` set if it cannot.
+  virtual bool set_state(const model_state& /*s*/, std::string& why) {
+    why = "this model does not save its state";
+    return false;
+  }
   /// d^order output / dt^order at the current time; false if the model does not provide it.
   virtual bool output_derivative(std::uint32_t /*vr*/, int /*order*/,
                                  double& /*value*/) const noexcept {

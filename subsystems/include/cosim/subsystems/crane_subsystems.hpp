@@ -37,6 +37,16 @@ class crane_multibody final : public subsystem {
   [[nodiscard]] const vec2& qd() const noexcept { return qd_; }
   [[nodiscard]] double sd() const noexcept { return sd_; }
 
+  /// Everything step() changes, as a value: the crane FMU's FMU state copies it
+  /// (tests/fmus/crane, canGetAndSetFMUstate), as many copies as the importer asks for.
+  using state_type = std::tuple<vec2, vec2, double, double, double, double, double, double>;
+  [[nodiscard]] state_type snapshot() const noexcept {
+    return {q_, qd_, s_, sd_, th1_, th2_, th1d_, th2d_};
+  }
+  void set_snapshot(const state_type& s) noexcept {
+    std::tie(q_, qd_, s_, sd_, th1_, th2_, th1d_, th2d_) = s;
+  }
+
  private:
   void do_initialize(time_point t0) override;
   bool do_step(time_point t, duration h) noexcept override;
@@ -66,7 +76,7 @@ class crane_multibody final : public subsystem {
   vec2 q_ = vec2::Zero();
   vec2 qd_ = vec2::Zero();
   double s_ = 0.0, sd_ = 0.0, th1_ = 0.0, th2_ = 0.0, th1d_ = 0.0, th2d_ = 0.0;
-  std::tuple<vec2, vec2, double, double, double, double, double, double> saved_;
+  state_type saved_;
 };
 
 enum class hydraulic_integrator { forward_euler, heun };
@@ -82,6 +92,11 @@ class hydraulic_cylinder final : public subsystem {
 
   [[nodiscard]] double p1() const noexcept { return p1_; }
   [[nodiscard]] double p2() const noexcept { return p2_; }
+
+  /// Everything step() changes, as a value (the crane FMU's FMU state, as crane_multibody).
+  using state_type = std::tuple<double, double, double, double>;
+  [[nodiscard]] state_type snapshot() const noexcept { return {p1_, p2_, kappa_, fh_}; }
+  void set_snapshot(const state_type& s) noexcept { std::tie(p1_, p2_, kappa_, fh_) = s; }
 
  private:
   void do_initialize(time_point t0) override;
@@ -105,7 +120,7 @@ class hydraulic_cylinder final : public subsystem {
   hydraulic_integrator integrator_;
   equilibrium eq_;
   double p1_ = 0.0, p2_ = 0.0, kappa_ = 0.0, fh_ = 0.0;
-  std::tuple<double, double, double, double> saved_;
+  state_type saved_;
 };
 
 }  // namespace cosim::crane
