@@ -323,11 +323,7 @@ TEST(IterativeCoupling, RefusedWhereNoRollbackExists) {
   expect_refused(dir + "crane_m1_fs.toml", {"run.relaxation=\"newton\""}, "aitken");
   expect_refused(dir + "crane_m1_fs.toml", {"run.on_no_convergence=\"abort\""},
                  "run.on_no_convergence");
-  // An FMU without canGetAndSetFMUstate: refused, naming the subsystem and the reason.
-  expect_refused(COSIM_SOURCE_DIR "/rt_config/systems/crane_m1_fs_fmu.toml", {"run.iterations=3"},
-                 "subsystem 'mbs' cannot");
-  expect_refused(COSIM_SOURCE_DIR "/rt_config/systems/crane_m1_fs_fmu.toml", {"run.iterations=3"},
-                 "canGetAndSetFMUstate");
+  // FMUs without canGetAndSetFMUstate: tests/fmi_run/fmu_state_test.cpp.
 }
 
 }  // namespace
