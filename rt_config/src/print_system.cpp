@@ -7,6 +7,7 @@
 
 #include "cosim/rt_config/scenario.hpp"
 #include "cosim/rt_config/type_registry.hpp"
+#include "dds_config.hpp"
 #include "iteration_keys.hpp"
 
 namespace cosim::config {
@@ -192,6 +193,7 @@ std::string system_toml(const scenario& sc) {
       o << "integrator = " << str(c.integrator) << "\n";
       if (c.smoothing) o << "smoothing = true\n";
       if (c.non_matching) o << "non_matching = true\n";
+      if (c.remote) o << "host = \"dds\"\n";
     }
     if (!d.parameters.empty()) {
       o << "\n[subsystems." << key(d.name) << ".parameters]\n";
@@ -255,6 +257,7 @@ std::string system_toml(const scenario& sc) {
     if (w.leak_steps != wd.leak_steps) o << "leak_steps = " << w.leak_steps << "\n";
   }
   print_drivers(o, sc);
+  o << dds_toml(sc);
   return o.str();
 }
 

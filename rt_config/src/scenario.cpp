@@ -10,6 +10,7 @@
 #include "cosim/runtime/json_writer.hpp"
 #include "cosim/runtime/limits.hpp"
 #include "cosim/runtime/scheme.hpp"
+#include "dds_config.hpp"
 #include "iteration_keys.hpp"
 #include "ssp_reader.hpp"
 #include "system_file.hpp"
@@ -59,6 +60,9 @@ void read_subsystem(config_reader& r, const subsystem_spec& spec, double H, subs
   }
   sc.integrator = r.opt_string(base + ".integrator").value_or(spec.integrators.front());
   check_choice(r, base + ".integrator", sc.integrator, spec.integrators);
+  const std::string host = r.opt_string(base + ".host").value_or("local");
+  check_choice(r, base + ".host", host, {"local", "dds"});
+  sc.remote = host == "dds";
 }
 
 // [coupling.order]: "subsystem.input" = order, quoted or as dotted keys (which TOML and
@@ -268,6 +272,7 @@ scenario read(config_reader& r) {
                                "run.mode = \"realtime\", or remove [drivers." +
                                d.name + "] and give the input a signal source");
   iteration_keys::read(r, sc);  // after read_drivers: drivers cannot roll back
+  read_dds(r, sc);
   read_realtime(r, sc);
   if (!sc.preset)
     read_system_rest(r, sc);
@@ -354,6 +359,8 @@ std::vector<key_doc> documented_keys() {
       {"subsystems.<name>.step", "internal step [s]; default: the type's (e.g. H)"},
       {"subsystems.<name>.integrator", "one of the type's integrators (first is the default)"},
       {"subsystems.<name>.smoothing, non_matching", "as <subsystem>.smoothing / non_matching"},
+      {"subsystems.<name>.host",
+       "\"local\" (default) or \"dds\": runs in `cosim worker` (docs/distributed.md)"},
       {"subsystems.<name>.parameters.<p>",
        "a parameter the type declares (unit, default, range: `cosim types TYPE`)"},
       {"initialization[i].type, .<role>",
@@ -453,6 +460,7 @@ std::vector<key_doc> documented_keys() {
       {"drivers.<name>.priority", "I/O thread SCHED_FIFO priority 1-99"},
   };
   for (auto& k : iteration_keys::docs()) keys.push_back(std::move(k));
+  for (auto& k : dds_keys()) keys.push_back(std::move(k));
   for (const auto& m : models()) {
     keys.push_back({"model.name = " + m.name, m.description});
     for (const auto& k : m.keys) keys.push_back(k);

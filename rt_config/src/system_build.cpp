@@ -13,6 +13,7 @@
 #include "cosim/subsystems/crane2_model.hpp"
 #include "cosim/subsystems/manoeuvre.hpp"
 #include "cosim/subsystems/test_input.hpp"
+#include "dds_config.hpp"
 #include "system_file.hpp"
 
 namespace cosim::config {
@@ -341,12 +342,16 @@ void build_system(const scenario& sc, built_scenario& b) {
                                        ? it->second.integrator
                                        : types[i]->integrators.front();
     try {
-      sys.add(types[i]->create(d.name, params[i], integrator));
+      std::unique_ptr<subsystem> s = types[i]->create(d.name, params[i], integrator);
       // The run's length as the executors round it: whole macro steps.
       if (types[i]->prepare)
         types[i]->prepare(
-            sys.at(sys.size() - 1),
-            std::ceil(sc.run.duration / sc.run.macro_step - 1e-9) * sc.run.macro_step);
+            *s, std::ceil(sc.run.duration / sc.run.macro_step - 1e-9) * sc.run.macro_step);
+      // host = "dds": a proxy with its ports and variables; `cosim worker` builds the real
+      // one from the same file (docs/distributed.md).
+      if (it != sc.subsystems.end() && it->second.remote)
+        s = dds::make_remote_proxy(*s, remote_options_of(sc));
+      sys.add(std::move(s));
     } catch (const error& e) {
       fail(d.at, d.at.key, e.what());
     }
@@ -388,6 +393,12 @@ void build_system(const scenario& sc, built_scenario& b) {
            "cannot connect " + c.from + " [" + out.unit + "] to " + c.to + " [" + in.desc().unit +
                "]: units differ");
     if (in.connected()) fail(c.at, c.at.key + ".to", "input " + c.to + " is fed twice");
+    const auto remote = sc.subsystems.find(sys.at(t.sub).name());
+    if (out.derivative_order > 0 && remote != sc.subsystems.end() && remote->second.remote)
+      fail(c.at, c.at.key + ".to",
+           c.from +
+               " gives time derivatives, which a remote subsystem (host = \"dds\") does "
+               "not receive yet");
     sys.connect(c.from, c.to);
   }
   // 6. Power bonds: effort one way, flow back the other (000 Sect. 3.1).

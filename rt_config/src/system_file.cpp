@@ -149,8 +149,9 @@ std::vector<std::string> read_system_subsystems(config_reader& r, scenario& sc) 
     }
     // Checked here, with the line, as well as when built.
     (void)resolve_parameters(*t, d.parameters, r.where(key + ".parameters"), key + ".parameters");
-    only_keys(r, key,
-              {"type", "fmu", "step", "integrator", "smoothing", "non_matching", "parameters"});
+    only_keys(
+        r, key,
+        {"type", "fmu", "step", "integrator", "smoothing", "non_matching", "host", "parameters"});
     names.push_back(name);
     sc.system.subsystems.push_back(std::move(d));
   }

@@ -43,6 +43,8 @@ run_status status_of(stop_cause c) noexcept {
     case stop_cause::deadline:
     case stop_cause::energy_residual:
     case stop_cause::residual_power:
+    case stop_cause::remote_deadline:
+    case stop_cause::remote_lost:
       return run_status::safety_stop;
     case stop_cause::output_error:
     case stop_cause::error:
@@ -196,6 +198,12 @@ std::string stop_message(const stop_source& s, time_point t) {
     case stop_cause::model_end:
     case stop_cause::model_error:
       return who != nullptr ? who : "";
+    case stop_cause::remote_deadline:
+      return std::string("remote subsystem '") + (who != nullptr ? who : "?") +
+             "' did not answer within dds.timeout";
+    case stop_cause::remote_lost:
+      return std::string("remote subsystem '") + (who != nullptr ? who : "?") +
+             "' lost: its worker's liveliness lease (dds.lease) expired";
     default:
       return "";
   }

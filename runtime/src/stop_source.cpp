@@ -28,6 +28,10 @@ const char* to_string(stop_cause c) noexcept {
       return "model_error";
     case stop_cause::no_convergence:
       return "no_convergence";
+    case stop_cause::remote_deadline:
+      return "remote_deadline";
+    case stop_cause::remote_lost:
+      return "remote_lost";
   }
   return "error";
 }

@@ -30,7 +30,7 @@ qos_options test_qos(const std::string& partition) {
 
 TEST(DdsEntities, CommandCrossesBitForBit) {
   const std::string part = unique_partition("bits");
-  const participant a(0, part), b(0, part);
+  const participant a(0, part, DDS_MSECS(500)), b(0, part, DDS_MSECS(500));
   const dds_entity_t ta = make_topic(a, &cosim_remote_command_desc, "cosim_test_cmd");
   const dds_entity_t tb = make_topic(b, &cosim_remote_command_desc, "cosim_test_cmd");
   writer w(a, ta, test_qos(part));

@@ -36,6 +36,7 @@ command add_types_command(CLI::App& app);    // types_command.cpp (type_registry
 command add_inspect_command(CLI::App& app);  // inspect_command.cpp (an FMU's declarations)
 // report_command.cpp (report.hpp)
 command add_report_command(CLI::App& app);
+command add_worker_command(CLI::App& app);  // worker_command.cpp (docs/distributed.md)
 
 /// Text listing every --set key (for help footers); keys_command.cpp.
 std::string keys_help();

@@ -29,11 +29,11 @@ int run_main(int argc, char** argv) {
          "and timing.csv keep them)")
       ->excludes(level);
   app.fallthrough();  // the options above also work after the subcommand
-  const std::vector<command> commands{add_run_command(app),       add_compare_command(app),
-                                      add_reference_command(app), add_sweep_command(app),
-                                      add_tune_command(app),      add_doctor_command(app),
-                                      add_keys_command(app),      add_types_command(app),
-                                      add_inspect_command(app),   add_report_command(app)};
+  const std::vector<command> commands{
+      add_run_command(app),    add_compare_command(app), add_reference_command(app),
+      add_sweep_command(app),  add_tune_command(app),    add_doctor_command(app),
+      add_keys_command(app),   add_types_command(app),   add_inspect_command(app),
+      add_report_command(app), add_worker_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

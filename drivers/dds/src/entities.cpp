@@ -1,6 +1,10 @@
 #include "cosim/dds/entities.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "cosim/runtime/error.hpp"
@@ -39,6 +43,25 @@ void endpoint_qos(const qos& q, const qos_options& o) {
   dds_qset_liveliness(q.get(), DDS_LIVELINESS_AUTOMATIC, o.lease_ns);
 }
 
+// Creates `domain` once per process with the participant lease (later calls keep the first).
+void configure_domain(std::uint32_t domain, std::int64_t lease_ns) {
+  static std::mutex m;
+  static std::set<std::uint32_t> done;
+  const std::lock_guard<std::mutex> lock(m);
+  if (!done.insert(domain).second) return;
+  std::string cfg;
+  if (const char* env = std::getenv("CYCLONEDDS_URI"); env != nullptr && *env != '\0')
+    cfg = std::string(env) + ",";
+  cfg += "<CycloneDDS><Domain><Discovery><LeaseDuration>" +
+         std::to_string(std::max<std::int64_t>(lease_ns / 1'000'000, 1)) +
+         "ms</LeaseDuration></Discovery></Domain></CycloneDDS>";
+  const dds_entity_t d = dds_create_domain(domain, cfg.c_str());
+  // Already there (a participant created it with the defaults): keep it.
+  if (d < 0 && d != DDS_RETCODE_PRECONDITION_NOT_MET)
+    throw error(errc::runtime, std::string("Cyclone DDS: cannot create domain ") +
+                                   std::to_string(domain) + ": " + dds_strretcode(d));
+}
+
 }  // namespace
 
 entity& entity::operator=(entity&& o) noexcept {
@@ -54,7 +77,9 @@ entity::~entity() {
   if (h_ > 0) dds_delete(h_);
 }
 
-participant::participant(std::uint32_t domain, const std::string& partition) {
+participant::participant(std::uint32_t domain, const std::string& partition,
+                         std::int64_t lease_ns) {
+  configure_domain(domain, lease_ns);
   participant_ = entity(checked(dds_create_participant(domain, nullptr, nullptr), "participant"));
   const qos q;
   dds_qset_partition1(q.get(), partition.c_str());

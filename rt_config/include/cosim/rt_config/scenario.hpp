@@ -43,6 +43,16 @@ struct subsystem_config {
   std::string integrator;
   bool smoothing = false;     // deliver interval averages (004 Sect. 2.2)
   bool non_matching = false;  // own time grid; step need not divide H
+  bool remote = false;        // host = "dds": runs in a `cosim worker` (docs/distributed.md)
+};
+
+/// [dds]: where remote subsystems (host = "dds") are found (docs/distributed.md).
+struct dds_config {
+  std::int64_t domain = 0;          // DDS domain id (Cyclone: 0-230)
+  std::string partition = "cosim";  // DDS partition of the step topics
+  double lease = 1.0;               // [s] liveliness lease of master and worker
+  double timeout = 5.0;             // [s] longest wait for one reply: then remote_deadline
+  double discovery_timeout = 30.0;  // [s] wait for the worker at start-up
 };
 
 struct coupling_config {
@@ -77,6 +87,7 @@ struct scenario {
   safety_config safety;
   realtime_config rt;
   std::vector<drivers::driver_config> drivers;  // [drivers.<name>] (driver_config.cpp)
+  dds_config dds;                               // [dds] (dds_config.cpp)
   /// The open description: read from a system file, or expanded from the [model] preset.
   system_spec system;
   bool preset = false;  // true: from [model] (model/options/params set), false: a system file

@@ -30,6 +30,9 @@ enum class stop_cause : int {
                     // step's start; who = the reason
   model_error,      // a subsystem's model failed (an FMU's fmiError/fmiFatal); who = the reason
   no_convergence,   // an iterative macro step did not converge (run.on_no_convergence = "stop")
+  remote_deadline,  // a remote subsystem (host = "dds") did not answer within its timeout;
+                    // who = its name
+  remote_lost,      // a remote subsystem's worker lost its liveliness (process gone); who = name
 };
 
 /// The stop_reason written to summary.json ("operator_signal", ...; "end_time" for none).

@@ -38,10 +38,14 @@ struct qos_options {
   std::int64_t lease_ns = DDS_SECS(1);
 };
 
-/// A participant in `domain` with a publisher and a subscriber in one partition.
+/// A participant in `domain` with a publisher and a subscriber in one partition. The first
+/// participant of a domain in this process creates the domain with the participant lease
+/// `lease_ns` (Cyclone's Discovery/LeaseDuration, appended to $CYCLONEDDS_URI): automatic
+/// liveliness of a killed process is detected only when its participant lease expires.
 class participant {
  public:
-  participant(std::uint32_t domain, const std::string& partition);
+  participant(std::uint32_t domain, const std::string& partition,
+              std::int64_t lease_ns = DDS_SECS(1));
   [[nodiscard]] dds_entity_t get() const noexcept { return participant_.get(); }
   [[nodiscard]] dds_entity_t publisher() const noexcept { return publisher_.get(); }
   [[nodiscard]] dds_entity_t subscriber() const noexcept { return subscriber_.get(); }

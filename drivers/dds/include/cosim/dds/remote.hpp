@@ -1,0 +1,55 @@
+#pragma once
+// Remote subsystems (issue 13, docs/distributed.md): a subsystem that runs in a
+// `cosim worker` process, on this or another host, behind a proxy with the same ports and
+// variables. Per communication interval the proxy sends one command sample (the newest
+// sample of every input port, the energy corrections, t, h, k) on the topic
+// "cosim_cmd_NAME" and waits for one reply sample (outputs and variables as raw doubles) on
+// "cosim_reply_NAME", both in the [dds] partition. The worker applies the same samples to
+// the same input ports and does the same arithmetic, so results are bit for bit those of
+// the local subsystem; the transport changes timing only.
+//
+// Failure semantics: the proxy waits at most `timeout` for a reply (stop cause
+// remote_deadline) and stops waiting as soon as the worker's liveliness lease expires
+// (remote_lost); replies with another sequence number are counted as late and never
+// applied. The worker stops its subsystem fail-safe when the master's liveliness is lost.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "cosim/runtime/stop_source.hpp"
+#include "cosim/runtime/subsystem.hpp"
+
+namespace cosim::dds {
+
+struct remote_options {
+  std::uint32_t domain = 0;
+  std::string partition = "cosim";
+  std::int64_t lease_ns = 1'000'000'000;               // liveliness (participant) lease
+  std::int64_t timeout_ns = 5'000'000'000;             // longest wait for one reply
+  std::int64_t discovery_timeout_ns = 30'000'000'000;  // wait for the peer at start-up
+  std::int64_t deadline_ns = 0;                        // DDS deadline QoS (the macro step)
+};
+
+/// Limits of the fixed-size samples (cosim_remote.idl).
+inline constexpr std::size_t max_remote_inputs = 16;
+inline constexpr std::size_t max_remote_values = 64;
+
+/// Empty if `real` fits the samples; else why not.
+[[nodiscard]] std::string remote_refusal(const subsystem& real);
+
+/// The master side: a subsystem with the ports, variables and step size of `real` (which
+/// it only describes; the worker builds its own). Creates the DDS entities (may throw).
+std::unique_ptr<subsystem> make_remote_proxy(const subsystem& real, const remote_options& o);
+
+/// The worker side: serves `real` (built and configured exactly as on the master) until the
+/// master sends stop, the master is lost, or `stop` is raised.
+struct worker_outcome {
+  bool completed = false;    // the master ended the run (stop command)
+  bool master_lost = false;  // the master's liveliness was lost: stopped fail-safe
+  std::string message;
+  std::int64_t commands = 0;
+  std::int64_t late = 0;  // commands with an unexpected sequence number (ignored)
+};
+worker_outcome serve_subsystem(subsystem& real, const remote_options& o, const stop_source* stop);
+
+}  // namespace cosim::dds

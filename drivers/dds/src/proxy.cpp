@@ -1,0 +1,244 @@
+// The master side of a remote subsystem (remote.hpp): ferries input samples to the worker
+// and raw output doubles back, once per communication interval.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cosim/dds/entities.hpp"
+#include "cosim/dds/remote.hpp"
+#include "cosim/runtime/error.hpp"
+#include "cosim/runtime/json_writer.hpp"
+#include "remote_protocol.hpp"
+
+namespace cosim::dds {
+
+namespace {
+
+using namespace detail;
+
+qos_options endpoint(const remote_options& o) {
+  qos_options q;
+  q.partition = o.partition;
+  q.depth = 1;  // one command in flight: the next is written only after its reply
+  q.deadline_ns = o.deadline_ns;
+  q.lease_ns = o.lease_ns;
+  return q;
+}
+
+std::string seconds(std::int64_t ns) {
+  return std::to_string(static_cast<double>(ns) * 1e-9);
+}
+
+class remote_proxy final : public subsystem {
+ public:
+  remote_proxy(const subsystem& real, const remote_options& o)
+      : subsystem(real.name()),
+        o_(o),
+        p_(o.domain, o.partition, o.lease_ns),
+        cmd_w_(p_, make_topic(p_, &cosim_remote_command_desc, command_topic(real.name())),
+               endpoint(o)),
+        reply_r_(p_, make_topic(p_, &cosim_remote_reply_desc, reply_topic(real.name())),
+                 endpoint(o)),
+        cmd_(std::make_unique<cosim_remote_command>()),
+        reply_(std::make_unique<cosim_remote_reply>()) {
+    for (std::size_t i = 0; i < real.input_count(); ++i) add_input(real.input(i).desc());
+    for (std::size_t o2 = 0; o2 < real.output_count(); ++o2) {
+      add_output(real.output_desc(o2));
+      set_output(o2, real.output(o2));
+    }
+    // Variables point into this proxy: the worker's values land here (raw doubles).
+    const auto vars = real.variables();
+    var_values_.assign(vars.size(), 0.0);
+    for (std::size_t v = 0; v < vars.size(); ++v) {
+      if (vars[v].value != nullptr) var_values_[v] = *vars[v].value;
+      add_variable(vars[v].name, vars[v].unit, &var_values_[v]);
+    }
+    set_step_size(real.step_size());
+    *cmd_ = cosim_remote_command{};
+    *reply_ = cosim_remote_reply{};
+  }
+
+  // Its timing depends on the network and another process: measured, not guaranteed.
+  [[nodiscard]] bool realtime_safe() const noexcept override { return false; }
+  [[nodiscard]] std::string state_refusal() const override {
+    return "it runs in a worker process (host = \"dds\") and cannot roll back";
+  }
+  [[nodiscard]] bool has_statistics() const noexcept override { return true; }
+  void write_statistics(json_writer& j) const override {
+    j.begin_object();
+    j.key("name").value(name());
+    j.key("host").value("dds");
+    j.key("round_trips").value(round_trips_);
+    j.key("late_samples").value(late_);
+    j.key("deadline_missed").value(static_cast<std::int64_t>(reply_r_.deadline_missed()));
+    j.end_object();
+  }
+
+ private:
+  void do_initialize(time_point t0) override {
+    failed_ = false;
+    pending_ = false;
+    if (!wait_for_peer(cmd_w_, reply_r_, o_.discovery_timeout_ns))
+      throw error(errc::runtime,
+                  "remote subsystem '" + name() + "': no worker on DDS domain " +
+                      std::to_string(o_.domain) + ", partition \"" + o_.partition +
+                      "\" within dds.discovery_timeout = " + seconds(o_.discovery_timeout_ns) +
+                      " s (start it with `cosim "
+                      "worker SYSTEM --subsystem " +
+                      name() + "`)");
+    cmd_->t_ns = t0.time_since_epoch().count();
+    request(cmd_initialize, "initialize");
+  }
+
+  void do_start(stop_source& stop) override {
+    if (failed_) throw error(errc::runtime, failure_text("the start-up exchange"));
+    request(cmd_start, "start");
+    stop_ = &stop;
+  }
+
+  void do_stop(bool fail_safe) noexcept override {
+    stop_ = nullptr;
+    if (failed_) return;
+    cmd_->fail_safe = fail_safe;
+    (void)exchange(cmd_stop);
+  }
+
+  bool do_step(time_point t, duration h) noexcept override { return do_steps(t, h, 1); }
+
+  bool do_steps(time_point t, duration h, std::int64_t k) noexcept override {
+    pack_inputs();
+    cmd_->t_ns = t.time_since_epoch().count();
+    cmd_->h_ns = h.count();
+    cmd_->k = k;
+    cmd_->t_out_ns = (t + k * h).time_since_epoch().count();
+    if (!exchange(cmd_step)) return false;
+    // scheme::advance evaluates the outputs at the end of the steps next: they came along.
+    pending_ = true;
+    pending_t_ = cmd_->t_out_ns;
+    return reply_->status == reply_ok;
+  }
+
+  void do_update_outputs(time_point t) noexcept override {
+    if (pending_ && pending_t_ == t.time_since_epoch().count()) {
+      pending_ = false;
+      apply_reply();
+      return;
+    }
+    pending_ = false;
+    pack_inputs();
+    cmd_->t_out_ns = t.time_since_epoch().count();
+    cmd_->k = 0;
+    if (exchange(cmd_update)) apply_reply();
+  }
+
+  // The newest sample of every input, as the executor delivered it to this proxy; the
+  // worker receives it into the same port of the real subsystem.
+  void pack_inputs() noexcept {
+    cmd_->n_inputs = static_cast<std::uint32_t>(input_count());
+    for (std::size_t i = 0; i < input_count(); ++i) {
+      const sample_history& h = input(i).history();
+      cmd_->input_time_ns[i] =
+          h.size() > 0 ? h.newest_time().time_since_epoch().count() : no_sample;
+      cmd_->input_value[i] = h.size() > 0 ? h.newest() : 0.0;
+      cmd_->input_correction[i] = input(i).correction();
+    }
+  }
+
+  void apply_reply() noexcept {
+    const std::size_t n_out = output_count();
+    for (std::size_t o = 0; o < n_out && o < reply_->n_values; ++o)
+      set_output(o, reply_->values[o]);
+    for (std::size_t v = 0; v < var_values_.size() && n_out + v < reply_->n_values; ++v)
+      var_values_[v] = reply_->values[n_out + v];
+  }
+
+  // Setup exchanges (initialize, start): failures throw.
+  void request(std::int32_t kind, const char* what) {
+    if (!exchange(kind)) throw error(errc::runtime, failure_text(what));
+    if (reply_->status != reply_ok)
+      throw error(errc::runtime, "remote subsystem '" + name() + "': " + what +
+                                     " failed in the worker (see its output)");
+    apply_reply();
+  }
+
+  std::string failure_text(const char* what) const {
+    return "remote subsystem '" + name() + "': " + what + ": " +
+           (failure_ == stop_cause::remote_lost
+                ? "the worker was lost (liveliness lease " + seconds(o_.lease_ns) + " s)"
+                : "no reply within dds.timeout = " + seconds(o_.timeout_ns) + " s");
+  }
+
+  // One command, one reply with the same sequence number, within timeout. Replies with
+  // another number (a late answer to an earlier command) are counted and dropped.
+  bool exchange(std::int32_t kind) noexcept {
+    if (failed_) return false;
+    cmd_->seq = ++seq_;
+    cmd_->kind = kind;
+    if (!cmd_w_.write(cmd_.get())) return fail(stop_cause::remote_lost);
+    const dds_time_t until = dds_time() + o_.timeout_ns;
+    for (;;) {
+      const dds_time_t left = until - dds_time();
+      switch (reply_r_.take(reply_.get(), left > 0 ? left : 0)) {
+        case take_result::sample:
+          if (reply_->seq != seq_) {
+            ++late_;
+            continue;
+          }
+          ++round_trips_;
+          return true;
+        case take_result::timeout:
+          return fail(stop_cause::remote_deadline);
+        case take_result::lost:
+          return fail(stop_cause::remote_lost);
+      }
+    }
+  }
+
+  bool fail(stop_cause c) noexcept {
+    failed_ = true;
+    failure_ = c;
+    if (stop_ != nullptr) stop_->raise(c, 0, name().c_str());
+    return false;
+  }
+
+  remote_options o_;
+  participant p_;
+  writer cmd_w_;
+  reader reply_r_;
+  std::unique_ptr<cosim_remote_command> cmd_;
+  std::unique_ptr<cosim_remote_reply> reply_;
+  std::vector<double> var_values_;
+  std::uint64_t seq_ = 0;
+  stop_source* stop_ = nullptr;
+  bool failed_ = false;
+  stop_cause failure_ = stop_cause::none;
+  bool pending_ = false;
+  std::int64_t pending_t_ = 0;
+  std::int64_t late_ = 0;
+  std::int64_t round_trips_ = 0;
+};
+
+}  // namespace
+
+std::string remote_refusal(const subsystem& real) {
+  if (real.input_count() > max_remote_inputs)
+    return "has " + std::to_string(real.input_count()) +
+           " inputs; a remote subsystem has at most " + std::to_string(max_remote_inputs);
+  if (real.output_count() + real.variables().size() > max_remote_values)
+    return "has " + std::to_string(real.output_count() + real.variables().size()) +
+           " outputs and variables; a remote subsystem has at most " +
+           std::to_string(max_remote_values);
+  for (std::size_t o = 0; o < real.output_count(); ++o)
+    if (real.output_desc(o).derivative_order > 0)
+      return "output '" + real.output_desc(o).name +
+             "' gives time derivatives, which remote subsystems do not carry yet";
+  return {};
+}
+
+std::unique_ptr<subsystem> make_remote_proxy(const subsystem& real, const remote_options& o) {
+  const std::string why = remote_refusal(real);
+  if (!why.empty()) throw error(errc::config_value, "subsystem '" + real.name() + "' " + why);
+  return std::make_unique<remote_proxy>(real, o);
+}
+
+}  // namespace cosim::dds

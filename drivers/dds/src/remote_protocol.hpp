@@ -1,0 +1,44 @@
+#pragma once
+// Shared by proxy and worker: command kinds, reply status, topic names, sample packing.
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "cosim/runtime/subsystem.hpp"
+#include "cosim_remote.h"
+
+namespace cosim::dds::detail {
+
+enum command_kind : std::int32_t {
+  cmd_initialize = 1,  // initialize(t_ns)
+  cmd_update = 2,      // apply inputs; update_outputs(t_out_ns)
+  cmd_step = 3,        // apply inputs; steps(t_ns, h_ns, k); update_outputs(t_out_ns)
+  cmd_start = 4,       // start()
+  cmd_stop = 5,        // stop(fail_safe); the worker then ends
+};
+
+enum reply_status : std::int32_t {
+  reply_ok = 0,
+  reply_step_failed = 1,  // steps() returned false
+  reply_error = 2,        // initialize()/start() threw
+};
+
+/// Input time stamp of a port that has no sample (a signal source feeds it).
+inline constexpr std::int64_t no_sample = std::numeric_limits<std::int64_t>::min();
+
+inline std::string command_topic(const std::string& name) {
+  return "cosim_cmd_" + name;
+}
+inline std::string reply_topic(const std::string& name) {
+  return "cosim_reply_" + name;
+}
+
+/// Outputs, then variables (raw doubles) of `s` into `r`.
+inline void pack_values(const subsystem& s, cosim_remote_reply& r) noexcept {
+  std::uint32_t n = 0;
+  for (const double v : s.outputs()) r.values[n++] = v;
+  for (const variable_desc& v : s.variables()) r.values[n++] = v.value != nullptr ? *v.value : 0.0;
+  r.n_values = n;
+}
+
+}  // namespace cosim::dds::detail

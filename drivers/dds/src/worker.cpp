@@ -1,0 +1,136 @@
+// The worker side of a remote subsystem (remote.hpp): applies each command's input samples
+// to the real subsystem's ports and runs it exactly as a local executor would.
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "cosim/dds/entities.hpp"
+#include "cosim/dds/remote.hpp"
+#include "cosim/runtime/error.hpp"
+#include "remote_protocol.hpp"
+
+namespace cosim::dds {
+
+namespace {
+
+using namespace detail;
+
+qos_options endpoint(const remote_options& o) {
+  qos_options q;
+  q.partition = o.partition;
+  q.depth = 1;
+  q.deadline_ns = o.deadline_ns;
+  q.lease_ns = o.lease_ns;
+  return q;
+}
+
+time_point at_ns(std::int64_t ns) noexcept {
+  return time_point{duration{ns}};
+}
+
+// The same samples the proxy's ports hold, into the real ports: receive() of an equal time
+// replaces the newest value, as in the local run's re-delivery.
+void apply_inputs(subsystem& s, const cosim_remote_command& c) noexcept {
+  const std::size_t n = std::min<std::size_t>(c.n_inputs, s.input_count());
+  for (std::size_t i = 0; i < n; ++i)
+    if (c.input_time_ns[i] != no_sample)
+      s.input(i).receive(at_ns(c.input_time_ns[i]), c.input_value[i]);
+  for (const energy_correction& e : s.corrections())
+    if (e.input < n) s.input(e.input).set_correction(c.input_correction[e.input]);
+}
+
+}  // namespace
+
+worker_outcome serve_subsystem(subsystem& real, const remote_options& o, const stop_source* stop) {
+  worker_outcome out;
+  const participant p(o.domain, o.partition, o.lease_ns);
+  reader cmd_r(p, make_topic(p, &cosim_remote_command_desc, command_topic(real.name())),
+               endpoint(o));
+  writer reply_w(p, make_topic(p, &cosim_remote_reply_desc, reply_topic(real.name())), endpoint(o));
+  auto cmd = std::make_unique<cosim_remote_command>();
+  auto reply = std::make_unique<cosim_remote_reply>();
+  *cmd = cosim_remote_command{};
+  *reply = cosim_remote_reply{};
+  stop_source local_stop(stop);
+  bool started = false;
+  std::uint64_t expected = 1;
+  // Polls in slices so an operator signal ends the wait for the master too.
+  const std::int64_t slice = 100'000'000;
+  const dds_time_t give_up = dds_time() + o.discovery_timeout_ns;
+  for (;;) {
+    if (local_stop.stop_requested()) {
+      if (started) real.stop(true);
+      out.message = "stopped by the operator";
+      return out;
+    }
+    const take_result r = cmd_r.take(cmd.get(), slice);
+    if (r == take_result::timeout) {
+      if (out.commands == 0 && !cmd_r.ever_alive() && dds_time() > give_up) {
+        out.message = "no master within dds.discovery_timeout";
+        return out;
+      }
+      continue;
+    }
+    if (r == take_result::lost) {
+      // The master is gone: the subsystem stops fail-safe (a driver sends its safe values).
+      if (started) real.stop(true);
+      out.master_lost = true;
+      out.message = "the master's liveliness was lost; subsystem stopped fail-safe";
+      return out;
+    }
+    if (cmd->seq != expected) {
+      ++out.late;  // never applied: it belongs to another step
+      continue;
+    }
+    ++expected;
+    ++out.commands;
+    reply->seq = cmd->seq;
+    reply->status = reply_ok;
+    switch (cmd->kind) {
+      case cmd_initialize:
+        try {
+          real.initialize(at_ns(cmd->t_ns));
+        } catch (const std::exception& e) {
+          reply->status = reply_error;
+          out.message = std::string("initialize: ") + e.what();
+        }
+        break;
+      case cmd_update:
+        apply_inputs(real, *cmd);
+        real.update_outputs(at_ns(cmd->t_out_ns));
+        break;
+      case cmd_step: {
+        apply_inputs(real, *cmd);
+        const bool ok = real.steps(at_ns(cmd->t_ns), duration{cmd->h_ns}, cmd->k);
+        // As scheme::advance: the outputs at the end, whether or not a step failed.
+        real.update_outputs(at_ns(cmd->t_out_ns));
+        if (!ok) reply->status = reply_step_failed;
+        break;
+      }
+      case cmd_start:
+        try {
+          real.start(local_stop);
+          started = true;
+        } catch (const std::exception& e) {
+          reply->status = reply_error;
+          out.message = std::string("start: ") + e.what();
+        }
+        break;
+      case cmd_stop:
+        if (started) real.stop(cmd->fail_safe);
+        started = false;
+        break;
+      default:
+        reply->status = reply_error;
+        break;
+    }
+    pack_values(real, *reply);
+    (void)reply_w.write(reply.get());
+    if (cmd->kind == cmd_stop) {
+      out.completed = true;
+      return out;
+    }
+  }
+}
+
+}  // namespace cosim::dds

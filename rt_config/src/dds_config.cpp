@@ -1,0 +1,116 @@
+#include "dds_config.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "cosim/rt_config/model_registry.hpp"
+#include "cosim/runtime/json_writer.hpp"
+
+namespace cosim::config {
+
+namespace {
+
+// Cyclone maps a domain id to UDP ports 7400 + 250 * domain + ...; 230 is its largest id.
+constexpr std::int64_t max_domain = 230;
+
+void read_seconds(config_reader& r, const std::string& key, double& out) {
+  if (auto v = r.opt_double(key)) {
+    check_positive(r, key, *v);
+    if (*v > 3600.0) r.fail(key, "must be at most 3600 s");
+    out = *v;
+  }
+}
+
+}  // namespace
+
+void read_dds(config_reader& r, scenario& sc) {
+  dds_config& d = sc.dds;
+  if (auto v = r.opt_int("dds.domain")) {
+    if (*v < 0 || *v > max_domain)
+      r.fail("dds.domain", "must be an integer from 0 to 230 (a Cyclone DDS domain id)");
+    d.domain = *v;
+  }
+  if (auto v = r.opt_string("dds.partition")) {
+    if (v->empty() || v->find_first_of("*?[]\\") != std::string::npos)
+      r.fail("dds.partition", "must be a non-empty name without wildcards (*?[]\\)");
+    d.partition = *v;
+  }
+  read_seconds(r, "dds.lease", d.lease);
+  read_seconds(r, "dds.timeout", d.timeout);
+  read_seconds(r, "dds.discovery_timeout", d.discovery_timeout);
+  bool any = false;
+  for (const auto& [name, c] : sc.subsystems) any = any || c.remote;
+  if (!any) return;
+  const std::string where = sc.preset ? "" : "subsystems.";
+  for (const auto& [name, c] : sc.subsystems) {
+    if (!c.remote) continue;
+    // Fast-step delivery keeps several samples per interval in dense histories; the command
+    // carries the newest sample of each input only.
+    if (sc.run.fast_step)
+      r.fail(where + name + ".host", "\"dds\" cannot be used with run.delivery = \"fast-step\"");
+  }
+}
+
+std::string dds_toml(const scenario& sc) {
+  const dds_config def{};
+  const dds_config& d = sc.dds;
+  bool any = false;
+  for (const auto& [name, c] : sc.subsystems) any = any || c.remote;
+  if (!any && d.domain == def.domain && d.partition == def.partition && d.lease == def.lease &&
+      d.timeout == def.timeout && d.discovery_timeout == def.discovery_timeout)
+    return {};
+  std::ostringstream o;
+  o.precision(17);
+  o << "\n[dds]\ndomain = " << d.domain << "\npartition = \"" << d.partition << "\"\n"
+    << "lease = " << d.lease << "\ntimeout = " << d.timeout
+    << "\ndiscovery_timeout = " << d.discovery_timeout << "\n";
+  return o.str();
+}
+
+std::vector<key_doc> dds_keys() {
+  return {
+      {"dds.domain", "DDS domain id of remote subsystems, 0-230 (default 0)"},
+      {"dds.partition", "DDS partition of their step topics (default \"cosim\")"},
+      {"dds.lease", "liveliness lease [s] of master and worker (default 1): remote_lost"},
+      {"dds.timeout", "longest wait for one reply [s] (default 5): remote_deadline"},
+      {"dds.discovery_timeout", "wait for the worker at start-up [s] (default 30)"},
+  };
+}
+
+dds::remote_options remote_options_of(const scenario& sc) {
+  dds::remote_options o;
+  o.domain = static_cast<std::uint32_t>(sc.dds.domain);
+  o.partition = sc.dds.partition;
+  o.lease_ns = to_duration(sc.dds.lease).count();
+  o.timeout_ns = to_duration(sc.dds.timeout).count();
+  o.discovery_timeout_ns = to_duration(sc.dds.discovery_timeout).count();
+  o.deadline_ns = to_duration(sc.run.macro_step).count();
+  return o;
+}
+
+}  // namespace cosim::config
+
+#include "cosim/rt_config/worker.hpp"
+
+namespace cosim::config {
+
+dds::worker_outcome serve_worker(scenario sc, const std::string& name, const stop_source* stop) {
+  const auto it = sc.subsystems.find(name);
+  if (it == sc.subsystems.end()) {
+    std::string names;
+    for (const auto& [n, c] : sc.subsystems) names += (names.empty() ? "" : ", ") + n;
+    throw error(errc::config_value, sc.file + ": --subsystem " + name +
+                                        ": no such subsystem (subsystems: " + names + ")");
+  }
+  if (!it->second.remote)
+    throw error(errc::config_value, sc.file + ": --subsystem " + name + ": subsystems." + name +
+                                        ".host is not \"dds\" (the master runs it itself)");
+  const dds::remote_options o = remote_options_of(sc);
+  // The same build as the master's (parameters, initialisation, orders, corrections, step),
+  // with the real subsystem in place of the proxy.
+  for (auto& [n, c] : sc.subsystems) c.remote = false;
+  const std::unique_ptr<built_scenario> b = build(sc);
+  return dds::serve_subsystem(b->sys.at(b->sys.index_of(name)), o, stop);
+}
+
+}  // namespace cosim::config

@@ -1,0 +1,22 @@
+#pragma once
+// [dds] and remote subsystems (host = "dds"; docs/distributed.md): reading, printing back,
+// and the options a proxy or worker gets.
+#include <string>
+#include <vector>
+
+#include "cosim/dds/remote.hpp"
+#include "cosim/rt_config/config_reader.hpp"
+#include "cosim/rt_config/scenario.hpp"
+
+namespace cosim::config {
+
+/// Reads [dds] into sc.dds and refuses what remote subsystems cannot do (after the
+/// subsystems and run.delivery are read).
+void read_dds(config_reader& r, scenario& sc);
+/// [dds] as system-file lines (nothing when no subsystem is remote and [dds] is default).
+std::string dds_toml(const scenario& sc);
+std::vector<key_doc> dds_keys();
+/// The proxy's / worker's options: [dds], with the macro step as DDS deadline.
+dds::remote_options remote_options_of(const scenario& sc);
+
+}  // namespace cosim::config
