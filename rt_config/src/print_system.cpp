@@ -160,6 +160,8 @@ std::string system_toml(const scenario& sc) {
 
   o << "\n[coupling]\nextrapolation = " << sc.coupling.extrapolation << "\n";
   if (sc.coupling.energy_correction) o << "energy_correction = true\n";
+  if (sc.coupling.energy_correction_method != "remove")
+    o << "energy_correction_method = " << str(sc.coupling.energy_correction_method) << "\n";
   if (!sc.coupling.order.empty()) {
     o << "\n[coupling.order]\n";
     for (const auto& [ref, ord] : sc.coupling.order) o << str(ref) << " = " << ord << "\n";

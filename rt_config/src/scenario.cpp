@@ -247,6 +247,10 @@ scenario read(config_reader& r) {
     sc.coupling.extrapolation = static_cast<int>(*m);
   }
   sc.coupling.energy_correction = r.opt_bool("coupling.energy_correction").value_or(false);
+  sc.coupling.energy_correction_method =
+      r.opt_string("coupling.energy_correction_method").value_or("remove");
+  check_choice(r, "coupling.energy_correction_method", sc.coupling.energy_correction_method,
+               {"remove", "balance"});
   if (r.has("coupling.order")) {
     (void)r.table_keys("coupling.order");  // fails unless it is a table
     flatten_orders(r, *r.table().at_path("coupling.order").as_table(), "", names,
@@ -411,6 +415,9 @@ std::vector<key_doc> documented_keys() {
        "input extrapolation order 0-4 (0 = ZOH) for every coupling input"},
       {"coupling.energy_correction",
        "true: energy-based correction of every bond input (docs/coupling.md); default false"},
+      {"coupling.energy_correction_method",
+       "remove (default: one-sided, accumulated) or balance (two-sided: half the last step's "
+       "residual, either sign) for every corrected input (docs/coupling.md)"},
       {"coupling.order.\"<sub>.<input>\"",
        "order 0-4 for one consumer input, e.g. [coupling.order] \"mass2.f1\" = 1"},
       {"safety.energy_residual_limit", "safety stop when sum |delta E| exceeds this [J]"},
@@ -600,6 +607,8 @@ std::string to_json(const scenario& sc) {
   j.key("coupling").begin_object();
   j.key("extrapolation").value(sc.coupling.extrapolation);
   if (sc.coupling.energy_correction) j.key("energy_correction").value(true);
+  if (sc.coupling.energy_correction_method != "remove")
+    j.key("energy_correction_method").value(sc.coupling.energy_correction_method);
   if (!sc.coupling.order.empty()) {
     j.key("order").begin_object();
     for (const auto& [ref, o] : sc.coupling.order) j.key(ref).value(o);

@@ -460,10 +460,13 @@ void build_system(const scenario& sc, built_scenario& b) {
 
 void apply_energy_correction(const scenario& sc, built_scenario& b) {
   system& sys = b.sys;
+  const correction_method method = sc.coupling.energy_correction_method == "balance"
+                                       ? correction_method::balance
+                                       : correction_method::remove;
   const auto enable_bond = [&](const power_bond& bond) {
     for (const bond_term& t : bond.terms) {
-      correction::enable(sys, t.effort);
-      correction::enable(sys, t.flow);
+      correction::enable(sys, t.effort, method);
+      correction::enable(sys, t.flow, method);
     }
   };
   if (sc.coupling.energy_correction) {
@@ -481,7 +484,7 @@ void apply_energy_correction(const scenario& sc, built_scenario& b) {
   for (const auto& c : sc.system.connections) {
     if (!c.energy_correction) continue;
     try {
-      correction::enable(sys, sys.connection_to(c.to));
+      correction::enable(sys, sys.connection_to(c.to), method);
     } catch (const error& e) {
       fail(c.at, c.at.key + ".energy_correction", std::string("true: ") + e.what());
     }

@@ -19,7 +19,7 @@ double conjugate_power_factor(const subsystem& s, const energy_correction& c) no
 
 }  // namespace
 
-void enable(system& sys, std::size_t c) {
+void enable(system& sys, std::size_t c, correction_method method) {
   const auto& conns = sys.connections();
   const connection& cn = conns.at(c);
   subsystem& consumer = sys.at(cn.to);
@@ -29,6 +29,7 @@ void enable(system& sys, std::size_t c) {
     if (e.input == cn.input) return;  // asked for twice (e.g. bond and connection)
   energy_correction ec{};
   ec.input = cn.input;
+  ec.method = method;
   for (const power_bond& bond : sys.bonds())
     for (const bond_term& bt : bond.terms) {
       if (bt.effort != c && bt.flow != c) continue;
@@ -65,13 +66,20 @@ void begin_interval(subsystem& s, time_point t, duration H) noexcept {
       const double e = port.order() > 0 ? 0.5 * h * (c.p_prev + p)  // 002 Eq. (11)
                                         : h * p;                    // 002 Eq. (10)
       c.p_prev = p;
-      // What the last correction actually removed, trapezoidal over its interval.
-      const double removed = -c.offset * 0.5 * (c.y_start + c.y_used) * h;
-      c.pending = std::max(0.0, c.pending + e - removed);
+      double target = 0.0;  // energy to remove over the next interval (< 0: give back)
+      if (c.method == correction_method::balance) {
+        c.pending = e;
+        target = balance_gain * e;
+      } else {
+        // What the last correction actually removed, trapezoidal over its interval.
+        const double removed = -c.offset * 0.5 * (c.y_start + c.y_used) * h;
+        c.pending = std::max(0.0, c.pending + e - removed);
+        target = c.pending;
+      }
       double off = 0.0;
-      if (c.pending > 0.0 && y != 0.0 && std::isfinite(c.pending)) {
+      if (target != 0.0 && y != 0.0 && std::isfinite(target)) {
         const double limit = std::min(std::abs(du), max_fraction * std::abs(u));
-        off = std::clamp(-c.pending / (y * h_next), -limit, limit);
+        off = std::clamp(-target / (y * h_next), -limit, limit);
       }
       c.offset = off;
       port.set_correction(off);

@@ -110,6 +110,41 @@ TEST(EnergyCorrectionScenarios, UndampedOscillatorCloserToClosedFormAndLessEnerg
   EXPECT_LT(corr.out.energy_residual, plain.out.energy_residual);
 }
 
+TEST(EnergyCorrectionScenarios, BalanceCloserToClosedFormDampedAndUndamped) {
+  // 000 A.1 force-displacement, Jacobi ZOH, H = 5 ms over 10 s, against the closed form.
+  // Case 3 (c = 10): the coupling error is not only an energy gain, "remove" makes x1
+  // worse, "balance" (two-sided) improves both masses. Case 1 (undamped): both improve.
+  for (const char* file : {"oscillator2_fd_case3.toml", "oscillator2_fd_case1.toml"}) {
+    SCOPED_TRACE(file);
+    const std::vector<std::string> base{"run.macro_step=0.005", "run.duration=10",
+                                        "run.output_interval=0.01"};
+    std::vector<std::string> bal = base;
+    bal.emplace_back("coupling.energy_correction=true");
+    bal.emplace_back("coupling.energy_correction_method=balance");
+    result plain, corr;
+    run(plain, file, base);
+    run(corr, file, bal);
+    ASSERT_EQ(plain.out.status, run_status::completed);
+    ASSERT_EQ(corr.out.status, run_status::completed);
+    const errors ep = against_closed_form(plain), eb = against_closed_form(corr);
+    EXPECT_LT(eb.position, 0.5 * ep.position);
+    EXPECT_LT(corr.out.energy_residual, plain.out.energy_residual);
+  }
+}
+
+TEST(EnergyCorrectionScenarios, RefusesAnUnknownMethod) {
+  try {
+    (void)config::load_scenario(dir + "oscillator2_fd_case1.toml",
+                                {"coupling.energy_correction_method=both"});
+    FAIL() << "accepted";
+  } catch (const error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("coupling.energy_correction_method"), std::string::npos) << m;
+    EXPECT_NE(m.find("both"), std::string::npos) << m;
+    EXPECT_EQ(e.code(), errc::config_value) << m;
+  }
+}
+
 bool same_rows(const memory_sink& a, const memory_sink& b) {
   if (a.columns != b.columns || a.rows.size() != b.rows.size()) return false;
   for (std::size_t k = 0; k < a.rows.size(); ++k)
@@ -121,17 +156,20 @@ bool same_rows(const memory_sink& a, const memory_sink& b) {
 TEST(EnergyCorrectionScenarios, ThreadedEqualsOfflineByteForByte) {
   // The crane at H = 16 ms (where the correction is busy every step) and the oscillator.
   for (const auto& [file, H] :
-       {std::pair{"crane_m1_fs.toml", "0.016"}, std::pair{"oscillator2_fd_case1.toml", "0.002"}}) {
-    SCOPED_TRACE(file);
-    const std::vector<std::string> sets{std::string("run.macro_step=") + H, "run.duration=2",
-                                        "coupling.energy_correction=true"};
-    result off, thr, plain;
-    run(off, file, sets);
-    run(thr, file, sets, true);
-    EXPECT_TRUE(same_rows(off.sink, thr.sink));
-    run(plain, file, {std::string("run.macro_step=") + H, "run.duration=2"});
-    EXPECT_FALSE(same_rows(off.sink, plain.sink));  // the correction did act
-  }
+       {std::pair{"crane_m1_fs.toml", "0.016"}, std::pair{"oscillator2_fd_case1.toml", "0.002"}})
+    for (const char* method : {"remove", "balance"}) {
+      SCOPED_TRACE(file);
+      SCOPED_TRACE(method);
+      const std::vector<std::string> sets{
+          std::string("run.macro_step=") + H, "run.duration=2", "coupling.energy_correction=true",
+          std::string("coupling.energy_correction_method=") + method};
+      result off, thr, plain;
+      run(off, file, sets);
+      run(thr, file, sets, true);
+      EXPECT_TRUE(same_rows(off.sink, thr.sink));
+      run(plain, file, {std::string("run.macro_step=") + H, "run.duration=2"});
+      EXPECT_FALSE(same_rows(off.sink, plain.sink));  // the correction did act
+    }
 }
 
 TEST(EnergyCorrectionScenarios, RefusesAConnectionOutsideEveryBond) {

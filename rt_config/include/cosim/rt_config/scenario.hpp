@@ -59,6 +59,8 @@ struct coupling_config {
   int extrapolation = 0;             // polynomial order 0-4 for every coupling input
   std::map<std::string, int> order;  // per consumer input "subsystem.input": 0-4
   bool energy_correction = false;    // every bond input (energy_correction.hpp)
+  /// Method of every corrected input: "remove" (default) or "balance".
+  std::string energy_correction_method = "remove";
 };
 
 struct safety_config {

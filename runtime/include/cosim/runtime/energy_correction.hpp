@@ -23,6 +23,17 @@
 // (c Y <= 0 at t_{n+1}; pending never goes negative, so energy the extrapolation removed
 // is never given back), is at most the size of the extrapolation error it answers and a
 // fraction of the signal, and is zero when the conjugate variable is zero.
+//
+// Method "balance" (two-sided, in the spirit of Sadjina et al.'s and Benedikt et al.'s
+// residual feedback): the input answers only the residual of the interval that just ended,
+// with either sign, at half weight:
+//   c = -E_{n+1} / (2 Y H),   |c| <= min(|u~ - u|, fraction |u|)
+// It removes half of what the extrapolation injected and gives back half of what it
+// removed, so over the two intervals the interface is never a net source (passive: the
+// energy given back is at most the energy the extrapolation removed just before). Half,
+// because for ZOH and a steady Y, c = (u_{n+1} - u_n) / 2: the held value moves to the
+// signal's mean over the next interval instead of its start, where a full step (c = u_{n+1}
+// - u_n) would over-extrapolate; nothing accumulates, so no slow drift follows.
 #include <array>
 #include <cstddef>
 
@@ -33,9 +44,13 @@ namespace cosim {
 class subsystem;
 class system;
 
+/// "remove" (one-sided, accumulated) or "balance" (two-sided, last interval, half weight).
+enum class correction_method { remove, balance };
+
 struct energy_correction {
   static constexpr std::size_t max_terms = 4;
   std::size_t input = 0;  // corrected input of the consumer
+  correction_method method = correction_method::remove;
   // Y = sum of gain[k] * output(conjugate[k]): the consumer's conjugate outputs, with +gain
   // for an effort input and -gain for a flow input.
   std::size_t terms = 0;
@@ -56,11 +71,13 @@ namespace correction {
 
 /// Largest correction as a fraction of the received signal.
 inline constexpr double max_fraction = 0.5;
+/// Share of the last interval's residual that "balance" answers (see above).
+inline constexpr double balance_gain = 0.5;
 
 /// Turns on the correction of connection `c`'s consumer input; `c` must be the effort or
 /// the flow connection of at least one bond term. Setup only (allocates); throws
-/// cosim::error. Asking twice for one input is harmless.
-void enable(system& sys, std::size_t c);
+/// cosim::error. Asking twice for one input is harmless (the first method stays).
+void enable(system& sys, std::size_t c, correction_method method = correction_method::remove);
 /// Start of the interval [t, t + H] of s: measures the share of the interval that ended at
 /// t and sets the inputs' corrections for this one. No-op without corrected inputs.
 void begin_interval(subsystem& s, time_point t, duration H) noexcept;

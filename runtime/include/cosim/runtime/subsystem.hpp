@@ -77,7 +77,7 @@ class subsystem {
   void initialize(time_point t0) {
     multirate_.reset(t0);
     for (energy_correction& c : corrections_) {
-      c = energy_correction{c.input, c.terms, c.conjugate, c.gain};
+      c = energy_correction{c.input, c.method, c.terms, c.conjugate, c.gain};
       inputs_[c.input].set_correction(0.0);
     }
     do_initialize(t0);
