@@ -30,7 +30,7 @@ const std::string prefix = "cosimnt";
 
 std::string find_tool(const std::string& name) {
   for (const char* dir : {"/usr/sbin/", "/sbin/", "/usr/bin/", "/bin/"}) {
-    const std::string p = dir + name;
+    std::string p = dir + name;
     if (::access(p.c_str(), X_OK) == 0) return p;
   }
   return {};
@@ -133,7 +133,7 @@ class NetnsRemote : public ::testing::Test {
   std::string run_pair(const netns_pair& ns, const temp_dir& dir, const std::string& tag,
                        const std::vector<std::string>& sets, int expect_master,
                        const std::function<void()>& once_running = {}) const {
-    const std::string out = dir / ("remote-" + tag);
+    std::string out = dir / ("remote-" + tag);
     const auto rs =
         args(sets, {"--set", "subsystems.hyd.host=dds", "--set", "dds.partition=cosim-netns-" + tag,
                     "--set", "dds.discovery_timeout=10"});
