@@ -53,6 +53,7 @@ worker_outcome serve_subsystem(subsystem& real, const remote_options& o, const s
   *reply = cosim_remote_reply{};
   stop_source local_stop(stop);
   bool started = false;
+  bool reply_matched = false;
   std::uint64_t expected = 1;
   // Polls in slices so an operator signal ends the wait for the master too.
   const std::int64_t slice = 100'000'000;
@@ -125,6 +126,14 @@ worker_outcome serve_subsystem(subsystem& real, const remote_options& o, const s
         break;
     }
     pack_values(real, *reply);
+    if (!reply_matched) {
+      // The master's command writer can be discovered before its reply reader: a reply
+      // written then reaches nobody (volatile durability) and the master waits in vain.
+      // Once, before the first reply (setup, not the step path).
+      const dds_time_t until = dds_time() + o.discovery_timeout_ns;
+      while (reply_w.matched() == 0 && dds_time() < until) dds_sleepfor(DDS_MSECS(1));
+      reply_matched = true;
+    }
     (void)reply_w.write(reply.get());
     if (cmd->kind == cmd_stop) {
       out.completed = true;
