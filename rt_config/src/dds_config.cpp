@@ -72,8 +72,9 @@ std::vector<key_doc> dds_keys() {
       {"dds.domain", "DDS domain id of remote subsystems, 0-230 (default 0)"},
       {"dds.partition", "DDS partition of their step topics (default \"cosim\")"},
       {"dds.lease", "liveliness lease [s] of master and worker (default 1): remote_lost"},
-      {"dds.timeout", "longest wait for one reply [s] (default 5): remote_deadline"},
-      {"dds.discovery_timeout", "wait for the worker at start-up [s] (default 30)"},
+      {"dds.timeout", "longest wait for one reply in the run [s] (default 5): remote_deadline"},
+      {"dds.discovery_timeout",
+       "wait for the worker, and for its initialize/start replies [s] (default 30)"},
   };
 }
 

@@ -152,9 +152,11 @@ class remote_proxy final : public subsystem {
       var_values_[v] = reply_->values[n_out + v];
   }
 
-  // Setup exchanges (initialize, start): failures throw.
+  // Setup exchanges (initialize, start): failures throw. They wait up to
+  // dds.discovery_timeout, not dds.timeout: the worker may still be setting up (matching its
+  // reply writer), and a tight step budget must not turn a slow start into a failed one.
   void request(std::int32_t kind, const char* what) {
-    if (!exchange(kind)) throw error(errc::runtime, failure_text(what));
+    if (!exchange(kind, o_.discovery_timeout_ns)) throw error(errc::runtime, failure_text(what));
     if (reply_->status != reply_ok)
       throw error(errc::runtime, "remote subsystem '" + name() + "': " + what +
                                      " failed in the worker (see its output)");
@@ -165,17 +167,22 @@ class remote_proxy final : public subsystem {
     return "remote subsystem '" + name() + "': " + what + ": " +
            (failure_ == stop_cause::remote_lost
                 ? "the worker was lost (liveliness lease " + seconds(o_.lease_ns) + " s)"
-                : "no reply within dds.timeout = " + seconds(o_.timeout_ns) + " s");
+                : "no reply within " +
+                      std::string(waited_ns_ == o_.timeout_ns ? "dds.timeout = "
+                                                              : "dds.discovery_timeout = ") +
+                      seconds(waited_ns_) + " s");
   }
 
   // One command, one reply with the same sequence number, within timeout. Replies with
   // another number (a late answer to an earlier command) are counted and dropped.
-  bool exchange(std::int32_t kind) noexcept {
+  bool exchange(std::int32_t kind) noexcept { return exchange(kind, o_.timeout_ns); }
+  bool exchange(std::int32_t kind, std::int64_t timeout_ns) noexcept {
     if (failed_) return false;
     cmd_->seq = ++seq_;
     cmd_->kind = kind;
     if (!cmd_w_.write(cmd_.get())) return fail(stop_cause::remote_lost);
-    const dds_time_t until = dds_time() + o_.timeout_ns;
+    waited_ns_ = timeout_ns;
+    const dds_time_t until = dds_time() + timeout_ns;
     for (;;) {
       const dds_time_t left = until - dds_time();
       switch (reply_r_.take(reply_.get(), left > 0 ? left : 0)) {
@@ -216,6 +223,7 @@ class remote_proxy final : public subsystem {
   std::int64_t pending_t_ = 0;
   std::int64_t late_ = 0;
   std::int64_t round_trips_ = 0;
+  std::int64_t waited_ns_ = 0;  // the timeout of the last exchange, for its failure message
 };
 
 }  // namespace
