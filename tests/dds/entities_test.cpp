@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -26,6 +28,14 @@ qos_options test_qos(const std::string& partition) {
   q.partition = partition;
   q.lease_ns = DDS_MSECS(500);
   return q;
+}
+
+// Bit patterns, not values: as doubles -0.0 equals 0.0 and a NaN equals nothing.
+template <std::size_t N>
+void expect_same_bits(const double (&got)[N], const double (&sent)[N], const char* what) {
+  for (std::size_t i = 0; i < N; ++i)
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(got[i]), std::bit_cast<std::uint64_t>(sent[i]))
+        << what << "[" << i << "]";
 }
 
 TEST(DdsEntities, CommandCrossesBitForBit) {
@@ -53,7 +63,7 @@ TEST(DdsEntities, CommandCrossesBitForBit) {
                              std::numeric_limits<double>::quiet_NaN(), 1.0 / 3.0, -1e308};
   for (int i = 0; i < 5; ++i) {
     sent->input_value[i] = specials[i];
-    sent->input_time_ns[i] = 1000 * i;
+    sent->input_time_ns[i] = std::int64_t{1000} * i;
   }
   std::uint64_t payload = 0x7ff8dead0000beefULL;  // a NaN with a payload
   std::memcpy(&sent->input_correction[3], &payload, sizeof payload);
@@ -65,10 +75,9 @@ TEST(DdsEntities, CommandCrossesBitForBit) {
   EXPECT_EQ(got->seq, 42U);
   EXPECT_EQ(got->kind, 3);
   EXPECT_EQ(got->t_ns, -7);
-  EXPECT_EQ(std::memcmp(got->input_value, sent->input_value, sizeof sent->input_value), 0);
+  expect_same_bits(got->input_value, sent->input_value, "input_value");
   EXPECT_EQ(std::memcmp(got->input_time_ns, sent->input_time_ns, sizeof sent->input_time_ns), 0);
-  EXPECT_EQ(
-      std::memcmp(got->input_correction, sent->input_correction, sizeof sent->input_correction), 0);
+  expect_same_bits(got->input_correction, sent->input_correction, "input_correction");
   EXPECT_TRUE(std::signbit(got->input_value[0]));
 }
 
