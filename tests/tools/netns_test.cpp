@@ -23,6 +23,8 @@ namespace {
 
 namespace proc = cosim::test_process;
 using cosim::test::temp_dir;
+using proc::args;
+using proc::field;
 using namespace std::chrono_literals;
 
 const std::string crane = COSIM_SOURCE_DIR "/rt_config/systems/crane_m1_fs.toml";
@@ -99,21 +101,6 @@ class netns_pair {
   std::string ip_, a_, b_, vb_;
   bool ok_ = false;
 };
-
-std::vector<std::string> args(std::vector<std::string> a, const std::vector<std::string>& more) {
-  a.insert(a.end(), more.begin(), more.end());
-  return a;
-}
-
-std::string field(const std::string& json, const std::string& key) {
-  const auto k = json.find("\"" + key + "\":");
-  if (k == std::string::npos) return {};
-  auto v = json.find_first_not_of(' ', k + key.size() + 3);
-  const auto end = json.find_first_of(",}\n", v);
-  std::string s = json.substr(v, end - v);
-  if (!s.empty() && s.front() == '"') s = s.substr(1, s.size() - 2);
-  return s;
-}
 
 long long count(const std::string& json, const std::string& key) {
   const std::string v = field(json, key);

@@ -135,4 +135,22 @@ inline pty_result run_on_pty(const std::vector<std::string>& args, const std::st
   return r;
 }
 
+/// `a` followed by `more`: a command line with extra arguments.
+inline std::vector<std::string> args(std::vector<std::string> a,
+                                     const std::vector<std::string>& more) {
+  a.insert(a.end(), more.begin(), more.end());
+  return a;
+}
+
+/// The value of "key" in summary.json text (strings without their quotes); empty if absent.
+/// Enough for the flat fields the CLI tests read, not a JSON parser.
+inline std::string field(const std::string& json, const std::string& key) {
+  const auto k = json.find("\"" + key + "\":");
+  if (k == std::string::npos) return {};
+  const auto v = json.find_first_not_of(' ', k + key.size() + 3);
+  std::string s = json.substr(v, json.find_first_of(",}\n", v) - v);
+  if (!s.empty() && s.front() == '"') s = s.substr(1, s.size() - 2);
+  return s;
+}
+
 }  // namespace cosim::test_process

@@ -15,18 +15,10 @@
 namespace {
 
 namespace proc = cosim::test_process;
+using proc::field;
 using namespace std::chrono_literals;
 
 const std::string crane = COSIM_SOURCE_DIR "/rt_config/systems/crane_m1_fs.toml";
-
-std::string field(const std::string& json, const std::string& key) {
-  const auto k = json.find("\"" + key + "\":");
-  if (k == std::string::npos) return {};
-  const auto v = json.find_first_not_of(' ', k + key.size() + 3);
-  std::string s = json.substr(v, json.find_first_of(",}\n", v) - v);
-  if (!s.empty() && s.front() == '"') s = s.substr(1, s.size() - 2);
-  return s;
-}
 
 TEST(RemoteSubsystemRealtime, CraneAt1kHzWithHydraulicsInWorkerCompletes) {
   cosim::test::temp_dir dir;

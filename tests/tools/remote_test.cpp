@@ -19,6 +19,8 @@ namespace {
 
 namespace proc = cosim::test_process;
 using cosim::test::temp_dir;
+using proc::args;
+using proc::field;
 using namespace std::chrono_literals;
 
 const std::string crane = COSIM_SOURCE_DIR "/rt_config/systems/crane_m1_fs.toml";
@@ -27,21 +29,6 @@ const std::string crane = COSIM_SOURCE_DIR "/rt_config/systems/crane_m1_fs.toml"
 std::vector<std::string> remote_sets(const std::string& tag) {
   return {"--set", "subsystems.hyd.host=dds", "--set",
           "dds.partition=cosim-test-" + tag + "-" + std::to_string(::getpid())};
-}
-
-std::vector<std::string> args(std::vector<std::string> a, const std::vector<std::string>& more) {
-  a.insert(a.end(), more.begin(), more.end());
-  return a;
-}
-
-std::string field(const std::string& json, const std::string& key) {
-  const auto k = json.find("\"" + key + "\":");
-  if (k == std::string::npos) return {};
-  auto v = json.find_first_not_of(' ', k + key.size() + 3);
-  const auto end = json.find_first_of(",}\n", v);
-  std::string s = json.substr(v, end - v);
-  if (!s.empty() && s.front() == '"') s = s.substr(1, s.size() - 2);
-  return s;
 }
 
 // Runs the crane all-local and with hyd in a worker, with the same extra keys; returns

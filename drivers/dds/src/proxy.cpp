@@ -16,15 +16,6 @@ namespace {
 
 using namespace detail;
 
-qos_options endpoint(const remote_options& o) {
-  qos_options q;
-  q.partition = o.partition;
-  q.depth = 1;  // one command in flight: the next is written only after its reply
-  q.deadline_ns = o.deadline_ns;
-  q.lease_ns = o.lease_ns;
-  return q;
-}
-
 std::string seconds(std::int64_t ns) {
   return std::to_string(static_cast<double>(ns) * 1e-9);
 }

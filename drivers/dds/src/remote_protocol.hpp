@@ -4,6 +4,8 @@
 #include <limits>
 #include <string>
 
+#include "cosim/dds/entities.hpp"
+#include "cosim/dds/remote.hpp"
 #include "cosim/runtime/subsystem.hpp"
 #include "cosim_remote.h"
 
@@ -22,6 +24,17 @@ enum reply_status : std::int32_t {
   reply_step_failed = 1,  // steps() returned false
   reply_error = 2,        // initialize()/start() threw
 };
+
+/// QoS of both step topics, on both sides: depth 1, as one command is in flight at a time
+/// (the next is written only after its reply).
+inline qos_options endpoint(const remote_options& o) {
+  qos_options q;
+  q.partition = o.partition;
+  q.depth = 1;
+  q.deadline_ns = o.deadline_ns;
+  q.lease_ns = o.lease_ns;
+  return q;
+}
 
 /// Input time stamp of a port that has no sample (a signal source feeds it).
 inline constexpr std::int64_t no_sample = std::numeric_limits<std::int64_t>::min();

@@ -15,15 +15,6 @@ namespace {
 
 using namespace detail;
 
-qos_options endpoint(const remote_options& o) {
-  qos_options q;
-  q.partition = o.partition;
-  q.depth = 1;
-  q.deadline_ns = o.deadline_ns;
-  q.lease_ns = o.lease_ns;
-  return q;
-}
-
 time_point at_ns(std::int64_t ns) noexcept {
   return time_point{duration{ns}};
 }
