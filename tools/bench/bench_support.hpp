@@ -112,6 +112,38 @@ class counter_reporter : public benchmark::ConsoleReporter {
   std::map<std::string, std::map<std::string, std::vector<double>>> results_;
 };
 
+/// The round-trip summary of a latency benchmark: for each of `names` (benchmarks `group`/NAME
+/// with p50_us/p99_us/max_us counters), median p50 and p99 over the repetitions, the worst max,
+/// and the p50 ratio against the first name, the baseline, with the verdict against `target`.
+inline void print_latency_summary(const counter_reporter& reporter, const char* program,
+                                  const std::string& group, const std::vector<std::string>& names,
+                                  double target) {
+  std::printf(
+      "\n%s summary (median p50/p99 over repetitions, worst max; lower is better; "
+      "target: p50 within %.1fx of %s):\n",
+      program, target, names.front().c_str());
+  const int width = static_cast<int>(
+      std::max_element(names.begin(), names.end(), [](const auto& a, const auto& b) {
+        return a.size() < b.size();
+      })->size());
+  const double base_p50 = reporter.median(group + "/" + names.front(), "p50_us");
+  for (const std::string& name : names) {
+    const std::string bench = group + "/" + name;
+    const double p50 = reporter.median(bench, "p50_us");
+    if (p50 <= 0) {
+      std::printf("  %-*s not measured\n", width, name.c_str());
+      continue;
+    }
+    const double r = ratio(p50, base_p50);
+    std::printf("  %-*s p50 %8.2f us  p99 %8.2f us  max %9.2f us  p50 ratio %.3f%s\n", width,
+                name.c_str(), p50, reporter.median(bench, "p99_us"),
+                reporter.worst(bench, "max_us"), r,
+                name == names.front() ? ""
+                : r <= target         ? "  (within target)"
+                                      : "  (ABOVE target)");
+  }
+}
+
 /// Runs the registered benchmarks through `reporter` with the project's defaults as library
 /// flags (a flag the user gave wins): `repetitions` repetitions, randomly interleaved so
 /// the drift of a busy machine hits the measurement and its baseline alike. Returns 1 on

@@ -268,24 +268,7 @@ int run(int argc, char** argv) {
   cosim::bench::counter_reporter reporter;
   if (cosim::bench::run_benchmarks(argc, argv, options.repetitions, reporter) != 0) return 1;
 
-  std::printf(
-      "\ndds_bench summary (median p50/p99 over repetitions, worst max; lower is better; "
-      "target: remote p50 within 1.3x of raw):\n");
-  const double base_p50 = reporter.median("dds_rtt/raw", "p50_us");
-  for (const char* name : {"raw", "remote"}) {
-    const std::string bench = std::string("dds_rtt/") + name;
-    const double p50 = reporter.median(bench, "p50_us");
-    if (p50 <= 0) {
-      std::printf("  %-7s not measured\n", name);
-      continue;
-    }
-    std::printf("  %-7s p50 %8.1f us  p99 %8.1f us  max %9.1f us  p50 ratio %.3f%s\n", name, p50,
-                reporter.median(bench, "p99_us"), reporter.worst(bench, "max_us"),
-                ratio(p50, base_p50),
-                std::string_view(name) == "raw" ? ""
-                : ratio(p50, base_p50) <= 1.3   ? "  (within 1.3x)"
-                                                : "  (ABOVE 1.3x)");
-  }
+  cosim::bench::print_latency_summary(reporter, "dds_bench", "dds_rtt", {"raw", "remote"}, 1.3);
   return 0;
 }
 

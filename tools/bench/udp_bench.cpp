@@ -291,24 +291,8 @@ int run(int argc, char** argv) {
   cosim::bench::counter_reporter reporter;
   if (cosim::bench::run_benchmarks(argc, argv, options.repetitions, reporter) != 0) return 1;
 
-  std::printf(
-      "\nudp_bench summary (median p50/p99 over repetitions, worst max; lower is better; "
-      "target: backend p50 within 1.3x of baseline):\n");
-  const double base_p50 = reporter.median("udp_rtt/baseline", "p50_us");
-  for (const char* name : {"baseline", "asio", "io_uring"}) {
-    const std::string bench = std::string("udp_rtt/") + name;
-    const double p50 = reporter.median(bench, "p50_us");
-    if (p50 <= 0) {
-      std::printf("  %-9s not measured\n", name);
-      continue;
-    }
-    std::printf("  %-9s p50 %7.2f us  p99 %7.2f us  max %8.2f us  p50 ratio %.3f%s\n", name, p50,
-                reporter.median(bench, "p99_us"), reporter.worst(bench, "max_us"),
-                ratio(p50, base_p50),
-                std::string_view(name) == "baseline" ? ""
-                : ratio(p50, base_p50) <= 1.3        ? "  (within 1.3x)"
-                                                     : "  (ABOVE 1.3x)");
-  }
+  cosim::bench::print_latency_summary(reporter, "udp_bench", "udp_rtt",
+                                      {"baseline", "asio", "io_uring"}, 1.3);
   return 0;
 }
 
