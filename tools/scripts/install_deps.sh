@@ -8,7 +8,7 @@ packages=(
   libzip-dev libpugixml-dev
   cyclonedds-dev cyclonedds-tools nftables iproute2
   chromium
-  rt-tests clang libclang-rt-14-dev clang-tidy
+  rt-tests clang libclang-rt-14-dev clang-tidy lld
 )
 missing=()
 for p in "${packages[@]}"; do
