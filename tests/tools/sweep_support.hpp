@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
@@ -26,13 +27,8 @@ struct cli_result {
   std::string out, err;
 };
 
-/// `cosim ARGS...` in this process: the subcommands main.cpp registers, its exit codes.
+/// `cosim ARGS...` in this process: the program's own entry (main_entry), its exit codes.
 inline cli_result cosim_cli(const std::vector<std::string>& args) {
-  CLI::App app{"cosim"};
-  app.require_subcommand(1);
-  const std::vector<cli::command> commands{cli::add_run_command(app), cli::add_compare_command(app),
-                                           cli::add_reference_command(app),
-                                           cli::add_sweep_command(app)};
   std::vector<std::string> storage{"cosim"};
   storage.insert(storage.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -42,12 +38,7 @@ inline cli_result cosim_cli(const std::vector<std::string>& args) {
   testing::internal::CaptureStdout();
   testing::internal::CaptureStderr();
   try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-    r.code = 2;
-    for (const auto& c : commands)
-      if (c.app->parsed()) r.code = c.run();
-  } catch (const CLI::ParseError& e) {
-    r.code = e.get_exit_code() == 0 ? 0 : 2;
+    r.code = cli::main_entry(static_cast<int>(argv.size()), argv.data());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cosim: error: %s\n", e.what());
     r.code = 2;

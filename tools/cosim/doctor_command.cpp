@@ -1,5 +1,6 @@
 // cosim doctor: checks what a bench needs for hard real time and measures the wake-up
 // latency this machine gives the project's own rt_thread (doctor.hpp).
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
 #include <cmath>

@@ -2,6 +2,7 @@
 // unpacking or loading it: FMI version, model, capabilities, default experiment, and the
 // variables with causality, variability, type, unit and start value. A file that is not a
 // readable FMU exits 2 with a message naming it.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

@@ -1,6 +1,7 @@
 // `cosim keys`: every scenario key, from the one table in rt_config (documented_keys()).
 // `cosim run --help` and README.md's key table are rendered from the same table; a test
 // (tests/tools/keys_test.cpp) keeps README.md equal to `cosim keys --markdown`.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 
 #include "commands.hpp"

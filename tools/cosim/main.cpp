@@ -1,61 +1,13 @@
 // cosim: run co-simulation scenarios and work with their results.
-#include <CLI/CLI.hpp>
 #include <cstdio>
+#include <exception>
 
 #include "commands.hpp"
-#include "cosim/runtime/error.hpp"
-#include "cosim/runtime/rt_log.hpp"
-
-namespace {
-
-int run_main(int argc, char** argv) {
-  using namespace cosim::cli;
-  CLI::App app{
-      "cosim: real-time hardware-in-the-loop co-simulation runtime.\n"
-      "Runs co-simulation scenarios (TOML files in rt_config/scenarios/) and works with their\n"
-      "results. Exit codes: 0 completed, 1 run stopped early (diverged or safety stop; results\n"
-      "up to the stop are kept), 2 bad input or I/O error (nothing that looks like a result is\n"
-      "written)."};
-  app.require_subcommand(1);
-  app.set_help_all_flag("--help-all", "Show help for every subcommand");
-  std::string log_level = "info";
-  auto* level = app.add_option("--log-level", log_level,
-                               "Runtime log lines shown: trace, debug, info, warn, error or off "
-                               "(default info; they go to stderr)")
-                    ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
-  app.add_flag_callback(
-         "--quiet,-q", [&log_level] { log_level = "error"; },
-         "Same as --log-level error: no overrun or other warnings (summary.json "
-         "and timing.csv keep them)")
-      ->excludes(level);
-  app.fallthrough();  // the options above also work after the subcommand
-  const std::vector<command> commands{
-      add_run_command(app),    add_compare_command(app), add_reference_command(app),
-      add_sweep_command(app),  add_tune_command(app),    add_doctor_command(app),
-      add_keys_command(app),   add_types_command(app),   add_inspect_command(app),
-      add_report_command(app), add_worker_command(app)};
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
-  cosim::configure_runtime_log(*cosim::parse_log_level(log_level));
-  try {
-    for (const auto& c : commands)
-      if (c.app->parsed()) return c.run();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cosim: error: %s\n", e.what());
-    return 2;
-  }
-  return 2;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   // Setting up the commands can throw too (std::bad_alloc): end with a message and exit 2.
   try {
-    return run_main(argc, argv);
+    return cosim::cli::main_entry(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cosim: error: %s\n", e.what());
   } catch (...) {

@@ -1,4 +1,5 @@
 #include "progress.hpp"
+#include <CLI/CLI.hpp>
 
 #include <unistd.h>
 

@@ -10,7 +10,9 @@
 #include <string>
 #include <thread>
 
-#include <CLI/CLI.hpp>
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace cosim::cli {
 

@@ -2,6 +2,7 @@
 //  - crane (003 Sect. 4): the monolithic index-3 augmented Lagrangian solver;
 //  - oscillators: the closed form of 000 Eq. (36) / 004 Eq. (3), or for the nonlinear
 //    000 A.3 problem a fine monolithic RK4, on the scenario's output grid.
+#include <CLI/CLI.hpp>
 #include <charconv>
 #include <cmath>
 #include <cstdio>

@@ -2,6 +2,7 @@
 // reference (a CSV, or each run's own oscillator closed form). The runs go through the batch
 // runner (batch_runner.hpp): each writes its results folder as `cosim run --out` does, and
 // its errors are computed from the same rows kept in memory, not from results.csv read back.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
 #include <chrono>

@@ -2,6 +2,7 @@
 // (tune_search.cpp), and the largest macro step that keeps s1 within a tolerance of a fine
 // reference (tune_largest_step.cpp). Options, --help and their validation: tune_options.cpp;
 // the runs: batch_runner.cpp.
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <memory>
 

@@ -1,6 +1,7 @@
 // cosim tune's options: the arguments and --help of the subcommand, the [tune] table of the
 // scenario under them, and their validation (tune_options.hpp).
 #include "tune_options.hpp"
+#include <CLI/CLI.hpp>
 
 #include <charconv>
 #include <cmath>

@@ -10,11 +10,13 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "cosim/rt_config/scenario.hpp"
 #include "cosim/runtime/json_writer.hpp"
 #include "progress.hpp"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace cosim::cli::tune {
 

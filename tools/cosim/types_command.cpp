@@ -1,6 +1,7 @@
 // `cosim types [NAME]`: the registered subsystem types and initialisation steps a system
 // file can name (rt_config type_registry.hpp). Ports are listed from an instance built
 // with the default parameters, so they cannot drift from the code.
+#include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
 

@@ -1,5 +1,6 @@
 // cosim worker: serves one remote subsystem (host = "dds") of a system file to the master
 // (docs/distributed.md).
+#include <CLI/CLI.hpp>
 #include <cstdio>
 
 #include "commands.hpp"
