@@ -13,7 +13,7 @@ bool advance_interval(subsystem& s, time_point t, duration H) noexcept {
   bool ok = true;
   if (!m.active()) {
     const duration h = s.step_size();
-    ok = s.steps(t, h, H / h);
+    ok = s.steps(t, h, s.steps_per(H));
     s.update_outputs(t_end);
     return ok && outputs_finite(s);
   }
@@ -74,8 +74,7 @@ duration internal_step(const subsystem& s) noexcept {
 void deliver(system& sys, std::size_t from, time_point t) noexcept {
   subsystem& producer = sys.at(from);
   const time_point ts = sample_time(producer, t);
-  for (const connection& c : sys.connections()) {
-    if (c.from != from) continue;
+  for (const connection& c : sys.connections_from(from)) {
     input_port& port = sys.at(c.to).input(c.input);
     const double v = delivered_output(producer, c.output);
     const std::span<const double> d = delivered_derivatives(producer, c.output, port);

@@ -54,6 +54,8 @@ std::size_t system::connect(const std::string& from, const std::string& to) {
   COSIM_INPUT_CHECK(!in.connected(), errc::model, "input " + to + " already has a producer");
   in.mark_connected();
   connections_.push_back(c);
+  if (outgoing_.size() <= c.from) outgoing_.resize(c.from + 1);
+  outgoing_[c.from].push_back(c);
   return connections_.size() - 1;
 }
 

@@ -69,13 +69,18 @@ void crane_multibody::refresh_kinematics() noexcept {
 }
 
 vec2 crane_multibody::accelerations(const vec2& q, const vec2& qd, time_point t) const noexcept {
-  const actuator_kinematics k = actuator1(mp_, q[0]);
-  double fh = 0.0;
+  // The inputs first: reading one may call a signal source, after which q would be reloaded
+  // and cos(th1) no longer shared between actuator1 and gravity_forces.
+  double fh = 0.0, p1 = 0.0, p2 = 0.0;
   if (coupling_ == coupling::force_displacement) {
     fh = in(in_fh, t);
   } else {
-    fh = actuator_force(hp_, in(in_p1, t), in(in_p2, t), k.ds_dth1 * qd[0]);
+    p1 = in(in_p1, t);
+    p2 = in(in_p2, t);
   }
+  const actuator_kinematics k = actuator1(mp_, q[0]);
+  if (coupling_ == coupling::pressure_displacement)
+    fh = actuator_force(hp_, p1, p2, k.ds_dth1 * qd[0]);
   // 003 Eq. (1) and (3): M qdd = f + J^T f_h - c, with J = (ds/dth1, 0).
   vec2 rhs = gravity_forces(mp_, q) - velocity_terms(mp_, q, qd);
   rhs[0] += k.ds_dth1 * fh;
@@ -108,6 +113,13 @@ bool crane_multibody::do_step(time_point t, duration h) noexcept {
   refresh_kinematics();
   return std::isfinite(q_[0]) && std::isfinite(q_[1]) && std::isfinite(qd_[0]) &&
          std::isfinite(qd_[1]);
+}
+
+// k calls of do_step without a virtual call each.
+bool crane_multibody::do_steps(time_point t, duration h, std::int64_t k) noexcept {
+  bool ok = true;
+  for (std::int64_t j = 0; j < k && ok; ++j) ok = crane_multibody::do_step(t + j * h, h);
+  return ok;
 }
 
 void crane_multibody::do_update_outputs(time_point /*t*/) noexcept {

@@ -613,6 +613,64 @@ TEST(Executor, ValidatePlanRejectsBadPlans) {
   EXPECT_EQ(sink.begins, 0);
 }
 
+TEST(Executor, SubStepCountFollowsAStepSizeChangeBetweenRuns) {
+  // The sub-step count H / h is remembered between macro steps (subsystem::steps_per): a
+  // new step size or macro step must give the new count, not the remembered one.
+  cosim::system sys;
+  clock_sub* c = add(sys, std::make_unique<clock_sub>("clock"), duration{250'000});
+  memory_sink sink;
+  ASSERT_EQ(cosim::run_offline(sys, make_plan(3, {0}), {}, sink).status, run_status::completed);
+  EXPECT_EQ(c->steps, 3 * 4);
+  c->steps = 0;
+  c->set_step_size(duration{500'000});
+  ASSERT_EQ(cosim::run_offline(sys, make_plan(3, {0}), {}, sink).status, run_status::completed);
+  EXPECT_EQ(c->steps, 3 * 2);
+  c->steps = 0;
+  run_plan p = make_plan(3, {0});
+  p.macro_step = duration{2 * ms};
+  ASSERT_EQ(cosim::run_offline(sys, p, {}, sink).status, run_status::completed);
+  EXPECT_EQ(c->steps, 3 * 4);
+}
+
+TEST(Executor, EachProducerDeliversToItsOwnConsumersOnly) {
+  // connections_from(i) lists producer i's connections in connection order, and delivery
+  // walks only those. A clock fans out to echoes a and c, a feeds echo b; with Jacobi and
+  // ZOH every hop delays by one macro step: a = c = clock - 1, b = clock - 2.
+  cosim::system sys;
+  add(sys, std::make_unique<echo_sub>("b"), H);       // 0
+  add(sys, std::make_unique<clock_sub>("clock"), H);  // 1
+  add(sys, std::make_unique<echo_sub>("a"), H);       // 2
+  add(sys, std::make_unique<echo_sub>("c"), H);       // 3
+  sys.connect("clock.y", "a.u");
+  sys.connect("a.y", "b.u");
+  sys.connect("clock.y", "c.u");
+  const auto from_clock = sys.connections_from(1);
+  ASSERT_EQ(from_clock.size(), 2u);
+  EXPECT_EQ(from_clock[0].to, 2u);
+  EXPECT_EQ(from_clock[1].to, 3u);
+  ASSERT_EQ(sys.connections_from(2).size(), 1u);
+  EXPECT_EQ(sys.connections_from(2)[0].to, 0u);
+  EXPECT_TRUE(sys.connections_from(0).empty());
+  EXPECT_TRUE(sys.connections_from(3).empty());
+  EXPECT_TRUE(sys.connections_from(7).empty());
+
+  sys.add_probe("x", "clock.y");
+  sys.add_probe("a", "a.y");
+  sys.add_probe("b", "b.y");
+  sys.add_probe("c", "c.y");
+  memory_sink sink;
+  const run_outcome out = cosim::run_offline(sys, make_plan(6, {0, 1, 2, 3}), {}, sink);
+  ASSERT_EQ(out.status, run_status::completed);
+  ASSERT_EQ(sink.rows.size(), 7u);
+  for (std::size_t n = 2; n < sink.rows.size(); ++n) {
+    const double x = static_cast<double>(n);
+    EXPECT_EQ(sink.at(n, "x"), x);
+    EXPECT_EQ(sink.at(n, "a"), x - 1.0) << "row " << n;
+    EXPECT_EQ(sink.at(n, "c"), x - 1.0) << "row " << n;
+    EXPECT_EQ(sink.at(n, "b"), x - 2.0) << "row " << n;
+  }
+}
+
 TEST(Executor, UnconnectedInputIsRejectedBeforeRecording) {
   cosim::system sys;
   add(sys, std::make_unique<echo_sub>("echo"), H);

@@ -65,6 +65,16 @@ class subsystem {
   /// Internal step size h; the scheme requires it to divide the communication step.
   [[nodiscard]] duration step_size() const noexcept { return step_size_; }
   void set_step_size(duration h) noexcept { step_size_ = h; }
+  /// H / step_size(), remembered for the last H: saves an integer division per macro step
+  /// on the real-time path.
+  [[nodiscard]] std::int64_t steps_per(duration H) noexcept {
+    if (H != steps_H_ || step_size_ != steps_h_) {
+      steps_H_ = H;
+      steps_h_ = step_size_;
+      steps_k_ = H / step_size_;
+    }
+    return steps_k_;
+  }
 
   /// Multirate interface options (smoothing, non-matching grid) used by scheme::advance.
   [[nodiscard]] multirate_state& multirate() noexcept { return multirate_; }
@@ -181,6 +191,8 @@ class subsystem {
   std::vector<energy_correction> corrections_;
   std::vector<variable_desc> variables_;
   duration step_size_{0};
+  duration steps_H_{0}, steps_h_{0};  // steps_per()'s last arguments and result
+  std::int64_t steps_k_ = 0;
   multirate_state multirate_;
   std::vector<double> saved_outputs_;
   multirate_snapshot saved_multirate_;

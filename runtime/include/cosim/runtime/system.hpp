@@ -3,6 +3,7 @@
 // (pairs of effort/flow connections, 000 Sect. 3.1) and recorded columns (probes).
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,11 @@ class system {
   /// match; an input may have only one producer. Returns the connection index.
   std::size_t connect(const std::string& from, const std::string& to);
   [[nodiscard]] const std::vector<connection>& connections() const noexcept { return connections_; }
+  /// The connections whose producer is subsystem `from`, in connection order.
+  [[nodiscard]] std::span<const connection> connections_from(std::size_t from) const noexcept {
+    return from < outgoing_.size() ? std::span<const connection>(outgoing_[from])
+                                   : std::span<const connection>();
+  }
   /// Connection feeding the given "subsystem.port" input; throws if none.
   [[nodiscard]] std::size_t connection_to(const std::string& to) const;
 
@@ -69,6 +75,7 @@ class system {
  private:
   std::vector<std::unique_ptr<subsystem>> subsystems_;
   std::vector<connection> connections_;
+  std::vector<std::vector<connection>> outgoing_;  // connections_ per producer (deliver)
   std::vector<power_bond> bonds_;
   std::vector<probe> probes_;
 };

@@ -50,6 +50,7 @@ class crane_multibody final : public subsystem {
  private:
   void do_initialize(time_point t0) override;
   bool do_step(time_point t, duration h) noexcept override;
+  bool do_steps(time_point t, duration h, std::int64_t k) noexcept override;
   void do_update_outputs(time_point t) noexcept override;
   // Everything step() changes (rollback, iterative coupling).
   auto state() noexcept { return std::tie(q_, qd_, s_, sd_, th1_, th2_, th1d_, th2d_); }
