@@ -31,16 +31,16 @@ energy_monitor::energy_monitor(system& sys, output_locator locate, void* ctx) {
   captures_.resize(sys.size());
   for (std::size_t k = 0; k < terms_.size(); ++k) {
     const term& tm = terms_[k];
+    // terms_ is complete: the pointers into it stay valid.
     captures_[tm.effort_consumer].push_back(
-        {k, true, &sys.at(tm.effort_consumer).input(tm.effort_input)});
+        {&terms_[k].effort_used, &sys.at(tm.effort_consumer).input(tm.effort_input)});
     captures_[tm.flow_consumer].push_back(
-        {k, false, &sys.at(tm.flow_consumer).input(tm.flow_input)});
+        {&terms_[k].flow_used, &sys.at(tm.flow_consumer).input(tm.flow_input)});
   }
   for (std::size_t i = 0; i < sys.size(); ++i)
     COSIM_INPUT_CHECK(capture_count(i) <= max_captures, errc::model,
                       "subsystem '" + sys.at(i).name() + "' has too many power-bond inputs");
   bond_dP_prev_.assign(bond_totals_.size(), 0.0);
-  bond_dP_.assign(bond_totals_.size(), 0.0);
 }
 
 // Captures of subsystem s are ordered by term, effort before flow.
@@ -53,30 +53,22 @@ void energy_monitor::read_captures(std::size_t s, time_point t, double* out) con
 }
 
 void energy_monitor::store_captures(std::size_t s, const double* values) noexcept {
-  for (const capture& c : captures_[s]) {
-    term& tm = terms_[c.term];
-    (c.effort ? tm.effort_used : tm.flow_used) = *values++;
-  }
-}
-
-void energy_monitor::capture_inputs(std::size_t s, time_point t) noexcept {
-  for (const capture& c : captures_[s]) {
-    term& tm = terms_[c.term];
-    (c.effort ? tm.effort_used : tm.flow_used) = c.port->value_at(t);
-  }
+  for (const capture& c : captures_[s]) *c.used = *values++;
 }
 
 void energy_monitor::close_step(duration H) noexcept {
   const double h = to_seconds(H);
-  for (double& v : bond_dP_) v = 0.0;
-  for (const term& tm : terms_) {
-    // Power received by the flow producer minus power sent by the effort producer.
-    bond_dP_[tm.bond] += tm.gain * (tm.effort_used * *tm.flow_out - *tm.effort_out * tm.flow_used);
-  }
   dP_ = 0.0;
   dE_ = 0.0;
-  for (std::size_t b = 0; b < bond_dP_.size(); ++b) {
-    const double dP = bond_dP_[b];
+  // A bond's terms are consecutive in terms_ (built bond by bond): one pass, no zeroing.
+  std::size_t k = 0;
+  for (std::size_t b = 0; b < bond_totals_.size(); ++b) {
+    double dP = 0.0;
+    for (; k < terms_.size() && terms_[k].bond == b; ++k) {
+      const term& tm = terms_[k];
+      // Power received by the flow producer minus power sent by the effort producer.
+      dP += tm.gain * (tm.effort_used * *tm.flow_out - *tm.effort_out * tm.flow_used);
+    }
     const double dE = trapezoid_ ? 0.5 * h * (bond_dP_prev_[b] + dP)  // 002 Eq. (11)
                                  : h * dP;                            // 002 Eq. (10)
     bond_dP_prev_[b] = dP;

@@ -49,7 +49,15 @@ bool advance_interval(subsystem& s, time_point t, duration H) noexcept {
 }  // namespace
 
 bool advance(subsystem& s, time_point t, duration H) noexcept {
-  if (s.corrections().empty()) return advance_interval(s, t, H);
+  if (s.corrections().empty()) {
+    // The common case inline: one call of the subsystem's loop, then its outputs at t + H.
+    if (!s.multirate().active()) {
+      const bool ok = s.steps(t, s.step_size(), s.steps_per(H));
+      s.update_outputs(t + H);
+      return ok && outputs_finite(s);
+    }
+    return advance_interval(s, t, H);
+  }
   correction::begin_interval(s, t, H);
   const bool ok = advance_interval(s, t, H);
   correction::end_interval(s, t + H, H);

@@ -1,5 +1,7 @@
 #include "cosim/subsystems/crane_subsystems.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "cosim/subsystems/rim_crane.hpp"
@@ -178,8 +180,9 @@ bool hydraulic_cylinder::do_step(time_point t, duration h) noexcept {
 }
 
 // The communication step's k forward-Euler sub-steps in one loop. With s and sd held
-// (ZOH) they are read once; kappa is still evaluated at every sub-step. The arithmetic is
-// that of do_step, so the result is bit-identical to k calls of it.
+// (ZOH) they are read once; kappa is still evaluated at every sub-step time, a batch of
+// them per call (a manoeuvre source: one virtual call per batch). The arithmetic is that
+// of do_step, so the result is bit-identical to k calls of it.
 bool hydraulic_cylinder::do_steps(time_point t, duration h, std::int64_t k) noexcept {
   if (integrator_ != hydraulic_integrator::forward_euler || !input(in_s).held() ||
       !input(in_sd).held())
@@ -188,11 +191,18 @@ bool hydraulic_cylinder::do_steps(time_point t, duration h, std::int64_t k) noex
   const double s = in(in_s, t), sd = in(in_sd, t);
   double p1 = p1_, p2 = p2_;
   bool ok = true;
-  for (std::int64_t j = 0; j < k && ok; ++j) {
-    const vec2 pd = pressure_rates(hp_, eq_.s0, s, sd, in(in_kappa, t + j * h), p1, p2);
-    p1 += hs * pd[0];  // 003 Eq. (14)
-    p2 += hs * pd[1];
-    ok = std::isfinite(p1) && std::isfinite(p2);
+  constexpr std::int64_t batch = 16;
+  std::array<double, batch> kappa{};
+  for (std::int64_t j0 = 0; j0 < k && ok; j0 += batch) {
+    const std::int64_t n = std::min(batch, k - j0);
+    input(in_kappa).values_at(t + j0 * h, h, static_cast<std::size_t>(n), kappa.data());
+    for (std::int64_t j = 0; j < n && ok; ++j) {
+      const vec2 pd =
+          pressure_rates(hp_, eq_.s0, s, sd, kappa[static_cast<std::size_t>(j)], p1, p2);
+      p1 += hs * pd[0];  // 003 Eq. (14)
+      p2 += hs * pd[1];
+      ok = std::isfinite(p1) && std::isfinite(p2);
+    }
   }
   p1_ = p1;
   p2_ = p2;

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <numbers>
 
 namespace cosim::crane {
@@ -57,6 +58,22 @@ double manoeuvre::at(manoeuvre_kind kind, double t, double k0) noexcept {
 
 double manoeuvre::value(time_point t) const noexcept {
   return at(kind_, to_seconds(t), kappa0_);
+}
+
+void manoeuvre::values(time_point t, duration h, std::size_t n, double* out) const noexcept {
+  // The same expression as value() for every sub-step time, so the numbers are identical.
+  auto at_step = [&](std::size_t j) { return to_seconds(t + static_cast<std::int64_t>(j) * h); };
+  switch (kind_) {
+    case manoeuvre_kind::m1:
+      for (std::size_t j = 0; j < n; ++j) out[j] = m1(at_step(j), kappa0_);
+      return;
+    case manoeuvre_kind::m2:
+      for (std::size_t j = 0; j < n; ++j) out[j] = m2(at_step(j), kappa0_);
+      return;
+    case manoeuvre_kind::hold:
+      break;
+  }
+  for (std::size_t j = 0; j < n; ++j) out[j] = kappa0_;
 }
 
 }  // namespace cosim::crane

@@ -4,6 +4,7 @@
 // path), for extrapolated inputs (the fallback) and with kappa from a signal source.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 
@@ -29,10 +30,13 @@ class m1_kappa final : public signal_source {
   double kappa0_;
 };
 
-void expect_substeps_match_single_steps(int order, bool kappa_source, hydraulic_integrator integ) {
+void expect_substeps_match_single_steps(int order, bool kappa_source, hydraulic_integrator integ,
+                                        const signal_source* manoeuvre_source = nullptr,
+                                        double H_s = 1e-3) {
   const hydraulic_params hp;
   const equilibrium eq = solve_equilibrium({}, hp);
-  const m1_kappa source(eq.kappa0);
+  const m1_kappa m1_source(eq.kappa0);
+  const signal_source& source = manoeuvre_source != nullptr ? *manoeuvre_source : m1_source;
   hydraulic_cylinder a("a", hp, coupling::force_displacement, integ, eq);
   hydraulic_cylinder b("b", hp, coupling::force_displacement, integ, eq);
   const time_point t0{};
@@ -43,7 +47,7 @@ void expect_substeps_match_single_steps(int order, bool kappa_source, hydraulic_
     if (kappa_source) x->input(hydraulic_cylinder::in_kappa).bind_source(&source);
   }
   EXPECT_EQ(a.input(hydraulic_cylinder::in_s).held(), order == 0);
-  const duration H = to_duration(1e-3), h = to_duration(2e-4);
+  const duration H = to_duration(H_s), h = to_duration(2e-4);
   const std::int64_t k = H / h;
   // Through the valve opening of M1 (t = 2..3 s) so the pressures move a lot.
   for (int n = 0; n < 4000; ++n) {
@@ -74,3 +78,28 @@ TEST(HydraulicSubsteps, ExtrapolatedInputsAndHeunUseTheSingleStepPath) {
 }
 
 }  // namespace
+
+// The manoeuvre source answers a batch of sub-steps in one call (manoeuvre::values); k = 25
+// sub-steps span two batches of the hydraulics' loop.
+TEST(HydraulicSubsteps, ManoeuvreBatchesAreBitIdenticalToSingleSteps) {
+  const double kappa0 = solve_equilibrium({}, hydraulic_params{}).kappa0;
+  for (const manoeuvre_kind kind : {manoeuvre_kind::m1, manoeuvre_kind::m2, manoeuvre_kind::hold}) {
+    const manoeuvre m(kind, kappa0);
+    for (const double H : {1e-3, 5e-3}) {
+      SCOPED_TRACE(::testing::Message() << "manoeuvre " << static_cast<int>(kind) << ", H " << H);
+      expect_substeps_match_single_steps(0, true, hydraulic_integrator::forward_euler, &m, H);
+    }
+  }
+}
+
+TEST(HydraulicSubsteps, ManoeuvreValuesEqualValue) {
+  const manoeuvre m(manoeuvre_kind::m1, 0.45);
+  const time_point t{to_duration(1.9995)};
+  const duration h = to_duration(2e-4);
+  std::array<double, 40> v{};
+  m.values(t, h, v.size(), v.data());
+  for (std::size_t j = 0; j < v.size(); ++j)
+    EXPECT_EQ(v[j], m.value(t + static_cast<std::int64_t>(j) * h)) << j;
+  // The valve opening of 003 Eq. (19) lies in the batch: not a constant sequence.
+  EXPECT_NE(v.front(), v.back());
+}

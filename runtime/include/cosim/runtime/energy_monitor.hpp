@@ -19,11 +19,16 @@ class energy_monitor {
   /// (offline) or a mirror filled from per-step records (threaded executors).
   using output_locator = const double* (*)(void* ctx, std::size_t s, std::size_t o);
   explicit energy_monitor(system& sys, output_locator locate = nullptr, void* ctx = nullptr);
+  // The captures point into terms_.
+  energy_monitor(const energy_monitor&) = delete;
+  energy_monitor& operator=(const energy_monitor&) = delete;
 
   static constexpr std::size_t max_captures = 32;
 
   /// Snapshot the bond inputs of subsystem `s` as used at time t (end of its step).
-  void capture_inputs(std::size_t s, time_point t) noexcept;
+  void capture_inputs(std::size_t s, time_point t) noexcept {
+    for (const capture& c : captures_[s]) *c.used = c.port->value_at(t);
+  }
   /// Split form of capture_inputs for threaded runs: the subsystem's own thread reads
   /// (read_captures) and the recorder thread stores (store_captures).
   [[nodiscard]] std::size_t capture_count(std::size_t s) const noexcept;
@@ -57,15 +62,13 @@ class energy_monitor {
     double flow_used = 0.0;    // u~ of the flow consumer
   };
   struct capture {
-    std::size_t term;
-    bool effort;  // the effort input of the term (else its flow input)
+    double* used;  // effort_used or flow_used of its term
     const input_port* port;
   };
   std::vector<term> terms_;
   std::vector<std::vector<capture>> captures_;  // per consumer subsystem, term order
   std::vector<bond_totals> bond_totals_;
   std::vector<double> bond_dP_prev_;
-  std::vector<double> bond_dP_;
   bool trapezoid_ = false;
   double dP_ = 0.0, dE_ = 0.0, sum_abs_dE_ = 0.0, max_abs_dP_ = 0.0;
 };

@@ -1,6 +1,8 @@
 #pragma once
 // Typed ports. A port carries one scalar with a physical unit and a role; connections
 // are only allowed between ports of the same unit.
+#include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 
@@ -37,6 +39,11 @@ class signal_source {
   signal_source& operator=(const signal_source&) = delete;
   virtual ~signal_source() = default;
   [[nodiscard]] virtual double value(time_point t) const noexcept = 0;
+  /// out[j] = value(t + j h) for j = 0..n-1: a subsystem's sub-steps in one virtual call.
+  /// Overrides must give exactly value()'s numbers.
+  virtual void values(time_point t, duration h, std::size_t n, double* out) const noexcept {
+    for (std::size_t j = 0; j < n; ++j) out[j] = value(t + static_cast<std::int64_t>(j) * h);
+  }
 };
 
 /// Holds the samples received at communication points and answers value_at(t) with the
@@ -102,6 +109,14 @@ class input_port {
     }
     const double v = history_.value_at(t, order_);
     return corrected_ ? v + correction_ : v;  // branch: off leaves every value bit for bit
+  }
+  /// out[j] = value_at(t + j h) for j = 0..n-1; a signal source answers in one call.
+  void values_at(time_point t, duration h, std::size_t n, double* out) const noexcept {
+    if (source_ != nullptr) {
+      source_->values(t, h, n, out);
+      return;
+    }
+    for (std::size_t j = 0; j < n; ++j) out[j] = value_at(t + static_cast<std::int64_t>(j) * h);
   }
   /// The extrapolated value without the energy correction.
   [[nodiscard]] double uncorrected_value_at(time_point t) const noexcept {

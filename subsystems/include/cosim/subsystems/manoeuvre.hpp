@@ -16,6 +16,8 @@ class manoeuvre final : public signal_source {
  public:
   manoeuvre(manoeuvre_kind kind, double kappa0) noexcept : kind_(kind), kappa0_(kappa0) {}
   [[nodiscard]] double value(time_point t) const noexcept override;
+  /// A sub-step batch with the manoeuvre chosen once, not per value.
+  void values(time_point t, duration h, std::size_t n, double* out) const noexcept override;
   [[nodiscard]] static double m1(double t, double kappa0) noexcept;
   [[nodiscard]] static double m2(double t, double kappa0) noexcept;
   /// kappa(t) of `kind` (M1, M2, or kappa0 held) at t seconds.
