@@ -12,6 +12,8 @@ namespace {
 
 // Cyclone maps a domain id to UDP ports 7400 + 250 * domain + ...; 230 is its largest id.
 constexpr std::int64_t max_domain = 230;
+// Each tolerated miss leaves one more command in flight: the topics keep max_missed + 1.
+constexpr std::int64_t max_missed_limit = 1000;
 
 void read_seconds(config_reader& r, const std::string& key, double& out) {
   if (auto v = r.opt_double(key)) {
@@ -38,6 +40,11 @@ void read_dds(config_reader& r, scenario& sc) {
   read_seconds(r, "dds.lease", d.lease);
   read_seconds(r, "dds.timeout", d.timeout);
   read_seconds(r, "dds.discovery_timeout", d.discovery_timeout);
+  if (auto v = r.opt_int("dds.max_missed")) {
+    if (*v < 0 || *v > max_missed_limit)
+      r.fail("dds.max_missed", "must be an integer from 0 to 1000 (consecutive missed replies)");
+    d.max_missed = *v;
+  }
   bool any = false;
   for (const auto& [name, c] : sc.subsystems) any = any || c.remote;
   if (!any) return;
@@ -57,13 +64,15 @@ std::string dds_toml(const scenario& sc) {
   bool any = false;
   for (const auto& [name, c] : sc.subsystems) any = any || c.remote;
   if (!any && d.domain == def.domain && d.partition == def.partition && d.lease == def.lease &&
-      d.timeout == def.timeout && d.discovery_timeout == def.discovery_timeout)
+      d.timeout == def.timeout && d.discovery_timeout == def.discovery_timeout &&
+      d.max_missed == def.max_missed)
     return {};
   std::ostringstream o;
   o.precision(17);
   o << "\n[dds]\ndomain = " << d.domain << "\npartition = \"" << d.partition << "\"\n"
     << "lease = " << d.lease << "\ntimeout = " << d.timeout
     << "\ndiscovery_timeout = " << d.discovery_timeout << "\n";
+  if (d.max_missed != def.max_missed) o << "max_missed = " << d.max_missed << "\n";
   return o.str();
 }
 
@@ -75,6 +84,9 @@ std::vector<key_doc> dds_keys() {
       {"dds.timeout", "longest wait for one reply in the run [s] (default 5): remote_deadline"},
       {"dds.discovery_timeout",
        "wait for the worker, and for its initialize/start replies [s] (default 30)"},
+      {"dds.max_missed",
+       "consecutive replies later than dds.timeout held at the last reply, 0-1000 (default 0): "
+       "then remote_deadline"},
   };
 }
 
@@ -85,6 +97,7 @@ dds::remote_options remote_options_of(const scenario& sc) {
   o.lease_ns = to_duration(sc.dds.lease).count();
   o.timeout_ns = to_duration(sc.dds.timeout).count();
   o.discovery_timeout_ns = to_duration(sc.dds.discovery_timeout).count();
+  o.max_missed = sc.dds.max_missed;
   o.deadline_ns = to_duration(sc.run.macro_step).count();
   return o;
 }

@@ -1,5 +1,6 @@
 // The master side of a remote subsystem (remote.hpp): ferries input samples to the worker
 // and raw output doubles back, once per communication interval.
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,6 +63,12 @@ class remote_proxy final : public subsystem {
     j.key("round_trips").value(round_trips_);
     j.key("late_samples").value(late_);
     j.key("deadline_missed").value(static_cast<std::int64_t>(reply_r_.deadline_missed()));
+    j.key("held_steps").value(held_steps_);
+    // How long the worker had been silent (since its last reply, late or not) when the run
+    // stopped for it: about dds.lease for remote_lost, at least (dds.max_missed + 1) x
+    // dds.timeout for remote_deadline.
+    if (failure_ != stop_cause::none)
+      j.key("silence_s").value(static_cast<double>(silence_ns_) * 1e-9);
     j.end_object();
   }
 
@@ -69,6 +76,8 @@ class remote_proxy final : public subsystem {
   void do_initialize(time_point t0) override {
     failed_ = false;
     pending_ = false;
+    held_ = false;
+    missed_in_a_row_ = 0;
     if (!wait_for_peer(cmd_w_, reply_r_, o_.discovery_timeout_ns))
       throw error(errc::runtime,
                   "remote subsystem '" + name() + "': no worker on DDS domain " +
@@ -91,7 +100,7 @@ class remote_proxy final : public subsystem {
     stop_ = nullptr;
     if (failed_) return;
     cmd_->fail_safe = fail_safe;
-    (void)exchange(cmd_stop);
+    (void)exchange(cmd_stop, o_.timeout_ns, false);
   }
 
   bool do_step(time_point t, duration h) noexcept override { return do_steps(t, h, 1); }
@@ -103,23 +112,25 @@ class remote_proxy final : public subsystem {
     cmd_->k = k;
     cmd_->t_out_ns = (t + k * h).time_since_epoch().count();
     if (!exchange(cmd_step)) return false;
-    // scheme::advance evaluates the outputs at the end of the steps next: they came along.
+    // scheme::advance evaluates the outputs at the end of the steps next: they came along
+    // (or, held, the last reply's stay).
     pending_ = true;
+    pending_held_ = held_;
     pending_t_ = cmd_->t_out_ns;
-    return reply_->status == reply_ok;
+    return held_ || reply_->status == reply_ok;
   }
 
   void do_update_outputs(time_point t) noexcept override {
     if (pending_ && pending_t_ == t.time_since_epoch().count()) {
       pending_ = false;
-      apply_reply();
+      if (!pending_held_) apply_reply();
       return;
     }
     pending_ = false;
     pack_inputs();
     cmd_->t_out_ns = t.time_since_epoch().count();
     cmd_->k = 0;
-    if (exchange(cmd_update)) apply_reply();
+    if (exchange(cmd_update) && !held_) apply_reply();
   }
 
   // The newest sample of every input, as the executor delivered it to this proxy; the
@@ -147,7 +158,8 @@ class remote_proxy final : public subsystem {
   // dds.discovery_timeout, not dds.timeout: the worker may still be setting up (matching its
   // reply writer), and a tight step budget must not turn a slow start into a failed one.
   void request(std::int32_t kind, const char* what) {
-    if (!exchange(kind, o_.discovery_timeout_ns)) throw error(errc::runtime, failure_text(what));
+    if (!exchange(kind, o_.discovery_timeout_ns, false))
+      throw error(errc::runtime, failure_text(what));
     if (reply_->status != reply_ok)
       throw error(errc::runtime, "remote subsystem '" + name() + "': " + what +
                                      " failed in the worker (see its output)");
@@ -165,10 +177,15 @@ class remote_proxy final : public subsystem {
   }
 
   // One command, one reply with the same sequence number, within timeout. Replies with
-  // another number (a late answer to an earlier command) are counted and dropped.
-  bool exchange(std::int32_t kind) noexcept { return exchange(kind, o_.timeout_ns); }
-  bool exchange(std::int32_t kind, std::int64_t timeout_ns) noexcept {
+  // another number (a late answer to an earlier command) are counted and dropped: reply_
+  // then holds a sample that is never applied. In the run's steps (`tolerant`) up to
+  // dds.max_missed consecutive timeouts are held: true with held_ set, the outputs stay at
+  // the last reply's values (zero-order hold) and the command stays in flight; the worker
+  // still answers it, late. The next miss is the remote_deadline stop.
+  bool exchange(std::int32_t kind) noexcept { return exchange(kind, o_.timeout_ns, true); }
+  bool exchange(std::int32_t kind, std::int64_t timeout_ns, bool tolerant) noexcept {
     if (failed_) return false;
+    held_ = false;
     cmd_->seq = ++seq_;
     cmd_->kind = kind;
     if (!cmd_w_.write(cmd_.get())) return fail(stop_cause::remote_lost);
@@ -178,13 +195,21 @@ class remote_proxy final : public subsystem {
       const dds_time_t left = until - dds_time();
       switch (reply_r_.take(reply_.get(), left > 0 ? left : 0)) {
         case take_result::sample:
+          heard_ns_ = now_ns();  // any reply, late or not, is a sign of life
           if (reply_->seq != seq_) {
             ++late_;
             continue;
           }
           ++round_trips_;
+          missed_in_a_row_ = 0;
           return true;
         case take_result::timeout:
+          if (tolerant && missed_in_a_row_ < o_.max_missed) {
+            ++missed_in_a_row_;
+            ++held_steps_;
+            held_ = true;
+            return true;
+          }
           return fail(stop_cause::remote_deadline);
         case take_result::lost:
           return fail(stop_cause::remote_lost);
@@ -192,7 +217,14 @@ class remote_proxy final : public subsystem {
     }
   }
 
+  static std::int64_t now_ns() noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
   bool fail(stop_cause c) noexcept {
+    if (heard_ns_ != 0) silence_ns_ = now_ns() - heard_ns_;
     failed_ = true;
     failure_ = c;
     if (stop_ != nullptr) stop_->raise(c, 0, name().c_str());
@@ -211,7 +243,13 @@ class remote_proxy final : public subsystem {
   bool failed_ = false;
   stop_cause failure_ = stop_cause::none;
   bool pending_ = false;
+  bool pending_held_ = false;  // the pending outputs are held (the reply timed out)
   std::int64_t pending_t_ = 0;
+  bool held_ = false;                 // the last exchange timed out within dds.max_missed
+  std::int64_t missed_in_a_row_ = 0;  // consecutive held exchanges
+  std::int64_t held_steps_ = 0;       // held exchanges in the run
+  std::int64_t heard_ns_ = 0;         // steady clock when the last reply (any) was taken
+  std::int64_t silence_ns_ = 0;       // since then, when the run failed for this worker
   std::int64_t late_ = 0;
   std::int64_t round_trips_ = 0;
   std::int64_t waited_ns_ = 0;  // the timeout of the last exchange, for its failure message

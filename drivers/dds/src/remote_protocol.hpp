@@ -25,12 +25,15 @@ enum reply_status : std::int32_t {
   reply_error = 2,        // initialize()/start() threw
 };
 
-/// QoS of both step topics, on both sides: depth 1, as one command is in flight at a time
-/// (the next is written only after its reply).
+/// QoS of both step topics, on both sides: depth 1 + dds.max_missed. Without tolerance one
+/// command is in flight at a time (the next is written only after its reply). Each tolerated
+/// miss leaves one more unanswered: the worker must still receive every one, in order, and
+/// the master every late reply, so that the worker's state keeps step with the master's
+/// time and each late reply is counted (never applied) rather than overwritten unseen.
 inline qos_options endpoint(const remote_options& o) {
   qos_options q;
   q.partition = o.partition;
-  q.depth = 1;
+  q.depth = static_cast<std::int32_t>(1 + o.max_missed);
   q.deadline_ns = o.deadline_ns;
   q.lease_ns = o.lease_ns;
   return q;

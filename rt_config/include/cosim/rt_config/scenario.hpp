@@ -53,6 +53,7 @@ struct dds_config {
   double lease = 1.0;               // [s] liveliness lease of master and worker
   double timeout = 5.0;             // [s] longest wait for one reply: then remote_deadline
   double discovery_timeout = 30.0;  // [s] wait for the worker at start-up
+  std::int64_t max_missed = 0;      // consecutive timed-out replies held before remote_deadline
 };
 
 struct coupling_config {

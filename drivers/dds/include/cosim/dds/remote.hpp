@@ -28,6 +28,8 @@ struct remote_options {
   std::int64_t timeout_ns = 5'000'000'000;             // longest wait for one reply
   std::int64_t discovery_timeout_ns = 30'000'000'000;  // wait for the peer at start-up
   std::int64_t deadline_ns = 0;                        // DDS deadline QoS (the macro step)
+  std::int64_t max_missed = 0;  // consecutive timed-out replies held (outputs kept) before
+                                // remote_deadline; 0: the first one stops the run
 };
 
 /// Limits of the fixed-size samples (cosim_remote.idl).
