@@ -45,6 +45,7 @@ void read_dds(config_reader& r, scenario& sc) {
       r.fail("dds.max_missed", "must be an integer from 0 to 1000 (consecutive missed replies)");
     d.max_missed = *v;
   }
+  if (auto v = r.opt_bool("dds.shared_memory")) d.shared_memory = *v;
   bool any = false;
   for (const auto& [name, c] : sc.subsystems) any = any || c.remote;
   if (!any) return;
@@ -65,7 +66,7 @@ std::string dds_toml(const scenario& sc) {
   for (const auto& [name, c] : sc.subsystems) any = any || c.remote;
   if (!any && d.domain == def.domain && d.partition == def.partition && d.lease == def.lease &&
       d.timeout == def.timeout && d.discovery_timeout == def.discovery_timeout &&
-      d.max_missed == def.max_missed)
+      d.max_missed == def.max_missed && d.shared_memory == def.shared_memory)
     return {};
   std::ostringstream o;
   o.precision(17);
@@ -73,6 +74,7 @@ std::string dds_toml(const scenario& sc) {
     << "lease = " << d.lease << "\ntimeout = " << d.timeout
     << "\ndiscovery_timeout = " << d.discovery_timeout << "\n";
   if (d.max_missed != def.max_missed) o << "max_missed = " << d.max_missed << "\n";
+  if (d.shared_memory) o << "shared_memory = true\n";
   return o.str();
 }
 
@@ -87,6 +89,9 @@ std::vector<key_doc> dds_keys() {
       {"dds.max_missed",
        "consecutive replies later than dds.timeout held at the last reply, 0-1000 (default 0): "
        "then remote_deadline"},
+      {"dds.shared_memory",
+       "true: Cyclone's iceoryx shared memory between processes on one host (iox-roudi "
+       "must run; no deadline QoS) (default false)"},
   };
 }
 
@@ -99,6 +104,7 @@ dds::remote_options remote_options_of(const scenario& sc) {
   o.discovery_timeout_ns = to_duration(sc.dds.discovery_timeout).count();
   o.max_missed = sc.dds.max_missed;
   o.deadline_ns = to_duration(sc.run.macro_step).count();
+  o.shared_memory = sc.dds.shared_memory;
   return o;
 }
 

@@ -5,7 +5,12 @@
 #include <cstdlib>
 #include <mutex>
 #include <set>
+#include <string_view>
 #include <thread>
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "cosim/runtime/error.hpp"
 
@@ -43,26 +48,45 @@ void endpoint_qos(const qos& q, const qos_options& o) {
   dds_qset_liveliness(q.get(), DDS_LIVELINESS_AUTOMATIC, o.lease_ns);
 }
 
-// Creates `domain` once per process with the participant lease (later calls keep the first).
-void configure_domain(std::uint32_t domain, std::int64_t lease_ns) {
+}  // namespace
+
+bool roudi_running() noexcept {
+  const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  constexpr std::string_view path = "/tmp/roudi";
+  std::copy(path.begin(), path.end(), std::begin(a.sun_path));
+  // A stale socket file of a killed RouDi refuses the connection.
+  const bool up = ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0;  // NOLINT
+  ::close(fd);
+  return up;
+}
+
+void configure_domain(std::uint32_t domain, std::int64_t lease_ns, bool shared_memory) {
   static std::mutex m;
   static std::set<std::uint32_t> done;
   const std::lock_guard<std::mutex> lock(m);
-  if (!done.insert(domain).second) return;
+  if (done.count(domain) > 0) return;
+  if (shared_memory && !roudi_running())
+    throw error(errc::runtime,
+                "dds.shared_memory = true needs iceoryx's RouDi daemon on this host, and none "
+                "runs (no /tmp/roudi socket): start `iox-roudi` first (Debian package iceoryx)");
+  done.insert(domain);
   std::string cfg;
   if (const char* env = std::getenv("CYCLONEDDS_URI"); env != nullptr && *env != '\0')
     cfg = std::string(env) + ",";
   cfg += "<CycloneDDS><Domain><Discovery><LeaseDuration>" +
          std::to_string(std::max<std::int64_t>(lease_ns / 1'000'000, 1)) +
-         "ms</LeaseDuration></Discovery></Domain></CycloneDDS>";
+         "ms</LeaseDuration></Discovery>" +
+         (shared_memory ? "<SharedMemory><Enable>true</Enable></SharedMemory>" : "") +
+         "</Domain></CycloneDDS>";
   const dds_entity_t d = dds_create_domain(domain, cfg.c_str());
   // Already there (a participant created it with the defaults): keep it.
   if (d < 0 && d != DDS_RETCODE_PRECONDITION_NOT_MET)
     throw error(errc::runtime, std::string("Cyclone DDS: cannot create domain ") +
                                    std::to_string(domain) + ": " + dds_strretcode(d));
 }
-
-}  // namespace
 
 entity& entity::operator=(entity&& o) noexcept {
   if (this != &o) {
@@ -77,9 +101,9 @@ entity::~entity() {
   if (h_ > 0) dds_delete(h_);
 }
 
-participant::participant(std::uint32_t domain, const std::string& partition,
-                         std::int64_t lease_ns) {
-  configure_domain(domain, lease_ns);
+participant::participant(std::uint32_t domain, const std::string& partition, std::int64_t lease_ns,
+                         bool shared_memory) {
+  configure_domain(domain, lease_ns, shared_memory);
   participant_ = entity(checked(dds_create_participant(domain, nullptr, nullptr), "participant"));
   const qos q;
   dds_qset_partition1(q.get(), partition.c_str());

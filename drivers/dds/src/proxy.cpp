@@ -26,7 +26,7 @@ class remote_proxy final : public subsystem {
   remote_proxy(const subsystem& real, const remote_options& o)
       : subsystem(real.name()),
         o_(o),
-        p_(o.domain, o.partition, o.lease_ns),
+        p_(o.domain, o.partition, o.lease_ns, o.shared_memory),
         cmd_w_(p_, make_topic(p_, &cosim_remote_command_desc, command_topic(real.name())),
                endpoint(o)),
         reply_r_(p_, make_topic(p_, &cosim_remote_reply_desc, reply_topic(real.name())),

@@ -34,7 +34,9 @@ inline qos_options endpoint(const remote_options& o) {
   qos_options q;
   q.partition = o.partition;
   q.depth = static_cast<std::int32_t>(1 + o.max_missed);
-  q.deadline_ns = o.deadline_ns;
+  // Over shared memory no deadline: Cyclone 0.10 sends an endpoint with a finite
+  // deadline over UDP instead of iceoryx.
+  q.deadline_ns = o.shared_memory ? 0 : o.deadline_ns;
   q.lease_ns = o.lease_ns;
   return q;
 }

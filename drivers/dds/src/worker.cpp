@@ -34,7 +34,7 @@ void apply_inputs(subsystem& s, const cosim_remote_command& c) noexcept {
 
 worker_outcome serve_subsystem(subsystem& real, const remote_options& o, const stop_source* stop) {
   worker_outcome out;
-  const participant p(o.domain, o.partition, o.lease_ns);
+  const participant p(o.domain, o.partition, o.lease_ns, o.shared_memory);
   reader cmd_r(p, make_topic(p, &cosim_remote_command_desc, command_topic(real.name())),
                endpoint(o));
   writer reply_w(p, make_topic(p, &cosim_remote_reply_desc, reply_topic(real.name())), endpoint(o));

@@ -54,6 +54,7 @@ struct dds_config {
   double timeout = 5.0;             // [s] longest wait for one reply: then remote_deadline
   double discovery_timeout = 30.0;  // [s] wait for the worker at start-up
   std::int64_t max_missed = 0;      // consecutive timed-out replies held before remote_deadline
+  bool shared_memory = false;       // Cyclone over iceoryx on one host (iox-roudi running)
 };
 
 struct coupling_config {

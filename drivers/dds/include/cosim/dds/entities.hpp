@@ -38,6 +38,17 @@ struct qos_options {
   std::int64_t lease_ns = DDS_SECS(1);
 };
 
+/// Creates `domain` in this process with the participant lease `lease_ns` (Cyclone's
+/// Discovery/LeaseDuration, appended to $CYCLONEDDS_URI) and, if `shared_memory`, Cyclone's
+/// iceoryx transport (SharedMemory/Enable) for endpoints on this host; later calls for the
+/// same domain keep the first configuration. Setup only (may throw cosim::error, also when
+/// `shared_memory` and no RouDi runs: Cyclone would wait for it forever).
+void configure_domain(std::uint32_t domain, std::int64_t lease_ns, bool shared_memory = false);
+
+/// True if iceoryx's RouDi daemon (iox-roudi, Debian package iceoryx) answers on this host:
+/// its IPC socket /tmp/roudi (iceoryx 2.0) accepts a connection.
+[[nodiscard]] bool roudi_running() noexcept;
+
 /// A participant in `domain` with a publisher and a subscriber in one partition. The first
 /// participant of a domain in this process creates the domain with the participant lease
 /// `lease_ns` (Cyclone's Discovery/LeaseDuration, appended to $CYCLONEDDS_URI): automatic
@@ -45,7 +56,7 @@ struct qos_options {
 class participant {
  public:
   participant(std::uint32_t domain, const std::string& partition,
-              std::int64_t lease_ns = DDS_SECS(1));
+              std::int64_t lease_ns = DDS_SECS(1), bool shared_memory = false);
   [[nodiscard]] dds_entity_t get() const noexcept { return participant_.get(); }
   [[nodiscard]] dds_entity_t publisher() const noexcept { return publisher_.get(); }
   [[nodiscard]] dds_entity_t subscriber() const noexcept { return subscriber_.get(); }

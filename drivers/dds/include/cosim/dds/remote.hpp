@@ -30,6 +30,7 @@ struct remote_options {
   std::int64_t deadline_ns = 0;                        // DDS deadline QoS (the macro step)
   std::int64_t max_missed = 0;  // consecutive timed-out replies held (outputs kept) before
                                 // remote_deadline; 0: the first one stops the run
+  bool shared_memory = false;   // Cyclone's iceoryx transport (RouDi must run); no deadline QoS
 };
 
 /// Limits of the fixed-size samples (cosim_remote.idl).
