@@ -139,6 +139,7 @@ inline void print_latency_summary(const counter_reporter& reporter, const char* 
                 name.c_str(), p50, reporter.median(bench, "p99_us"),
                 reporter.worst(bench, "max_us"), r,
                 name == names.front() ? ""
+                : base_p50 <= 0       ? "  (no baseline)"
                 : r <= target         ? "  (within target)"
                                       : "  (ABOVE target)");
   }

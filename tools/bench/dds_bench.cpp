@@ -1,36 +1,48 @@
 // Round trip of one remote macro step (issue 13, docs/distributed.md) against a raw Cyclone
 // DDS ping-pong of the same samples, measured in the same run:
-//   dds_rtt/raw      this process writes a cosim_remote command and takes the reply that a
-//                    child process (this binary with --pong) writes back at once: the
-//                    transport's floor for our sample types and QoS.
+//   dds_rtt/raw      Cyclone's C API alone (dds_write, a waitset on the reader's
+//                    DATA_AVAILABLE status, dds_take, as ddsperf's waitset mode): this process
+//                    writes a cosim_remote command and takes the reply that a child process
+//                    (this binary with --pong) writes back at once; the transport's floor for
+//                    our sample types and QoS.
 //   dds_rtt/remote   one proxy step (make_remote_proxy through the system builder) of the
 //                    crane hydraulics (003) served by a real `cosim worker` child process:
 //                    command, the worker's step and update_outputs, reply.
-// Both use loopback UDP (Cyclone's default) in a partition of their own per process.
-// Prints p50/p99/max per repetition and a summary with p50(remote)/p50(raw) (target 1.3).
+//   dds_rtt/raw_shm, dds_rtt/remote_shm   the same over Cyclone's shared-memory transport
+//                    (iceoryx; dds.shared_memory = true), in domain N+1. Needs iox-roudi: the
+//                    bench starts it if none runs and stops it at the end; without it these two
+//                    are left out, with the reason printed.
+// Each uses a partition of its own per process. Prints p50/p99/max per repetition and
+// summaries with p50(remote)/p50(raw) per transport (target 1.3).
 //
 // Options (before Google Benchmark's own flags; environment variables as fallback):
 //   --round-trips=N   COSIM_BENCH_ROUND_TRIPS   per repetition, default 5000
 //   --repetitions=N   COSIM_BENCH_REPETITIONS   default 3
-//   --domain=N        DDS domain, default 0
+//   --domain=N        DDS domain of the UDP runs (N+1: shared memory), default 0
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "bench_support.hpp"
 #include "cosim/dds/entities.hpp"
+#include "cosim/dds/remote.hpp"
 #include "cosim/rt_config/scenario.hpp"
 #include "cosim/runtime/rt_thread.hpp"
 #include "cosim/runtime/stop_source.hpp"
+#include "cosim/runtime/time.hpp"
 #include "cosim_remote.h"
 
 extern char** environ;  // NOLINT: POSIX, for posix_spawn
@@ -44,7 +56,8 @@ struct bench_options {
   std::uint64_t round_trips = 5000;
   int repetitions = 3;
   std::uint32_t domain = 0;
-  std::string self;  // this binary, for --pong
+  std::string self;              // this binary, for --pong
+  std::int64_t deadline_ns = 0;  // the crane's macro step: the product's deadline QoS (UDP)
 };
 bench_options options;  // set once in main() before any benchmark runs
 
@@ -53,17 +66,18 @@ constexpr std::int64_t reply_timeout_ns = 5'000'000'000;
 constexpr std::int64_t discovery_ns = 30'000'000'000;
 constexpr std::int32_t kind_step = 3;  // remote_protocol.hpp: cmd_step
 constexpr std::int32_t kind_stop = 5;  // remote_protocol.hpp: cmd_stop
+const std::int64_t lease_ns = cosim::dds::remote_options{}.lease_ns;  // dds.lease default
+
+// UDP on the given domain; shared memory on the next one (a domain's transport is set when
+// this process creates it).
+struct transport {
+  bool shm = false;
+  [[nodiscard]] std::uint32_t domain() const { return options.domain + (shm ? 1 : 0); }
+  [[nodiscard]] const char* tag() const { return shm ? "shm" : "udp"; }
+};
 
 std::string partition(const char* tag) {
   return std::string("cosim-bench-") + tag + "-" + std::to_string(::getpid());
-}
-
-// The same QoS as the proxy's endpoints (proxy.cpp): reliable, keep-last 1.
-cosim::dds::qos_options qos(const std::string& part) {
-  cosim::dds::qos_options q;
-  q.partition = part;
-  q.depth = 1;
-  return q;
 }
 
 pid_t spawn(const std::vector<std::string>& args) {
@@ -104,46 +118,108 @@ void report(benchmark::State& state, const percentiles& p) {
   state.counters["max_us"] = p.max_us;
 }
 
-// ---- raw Cyclone ping-pong ----
+// ---- raw Cyclone ping-pong: the C API alone, as ddsperf's waitset mode ----
+
+// One side of the ping-pong: a participant in its own partition, a writer of one topic and
+// a reader of the other with a waitset on the reader's DATA_AVAILABLE status. Domain
+// configuration and QoS as the product's step topics (entities.cpp, remote_protocol.hpp
+// endpoint()): reliable, keep-last 1, volatile, automatic liveliness with the default lease,
+// the macro step as deadline over UDP and none over shared memory.
+struct raw_side {
+  dds_entity_t pp = 0, w = 0, r = 0, ws = 0;
+  raw_side(transport tr, const std::string& part, const dds_topic_descriptor_t* wdesc,
+           const char* wname, const dds_topic_descriptor_t* rdesc, const char* rname) {
+    cosim::dds::configure_domain(tr.domain(), lease_ns, tr.shm);
+    pp = check(dds_create_participant(tr.domain(), nullptr, nullptr), "participant");
+    dds_qos_t* q = dds_create_qos();
+    dds_qset_partition1(q, part.c_str());
+    const dds_entity_t pub = check(dds_create_publisher(pp, q, nullptr), "publisher");
+    const dds_entity_t sub = check(dds_create_subscriber(pp, q, nullptr), "subscriber");
+    dds_reset_qos(q);
+    dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(1));
+    dds_qset_history(q, DDS_HISTORY_KEEP_LAST, 1);
+    dds_qset_durability(q, DDS_DURABILITY_VOLATILE);
+    dds_qset_liveliness(q, DDS_LIVELINESS_AUTOMATIC, lease_ns);
+    if (!tr.shm && options.deadline_ns > 0) dds_qset_deadline(q, options.deadline_ns);
+    const dds_entity_t wt = check(dds_create_topic(pp, wdesc, wname, nullptr, nullptr), "topic");
+    const dds_entity_t rt = check(dds_create_topic(pp, rdesc, rname, nullptr, nullptr), "topic");
+    w = check(dds_create_writer(pub, wt, q, nullptr), "writer");
+    r = check(dds_create_reader(sub, rt, q, nullptr), "reader");
+    dds_delete_qos(q);
+    ws = check(dds_create_waitset(pp), "waitset");
+    (void)dds_set_status_mask(r, DDS_DATA_AVAILABLE_STATUS);
+    check(dds_waitset_attach(ws, r, 0), "waitset attach");
+  }
+  raw_side(const raw_side&) = delete;
+  raw_side& operator=(const raw_side&) = delete;
+  ~raw_side() { dds_delete(pp); }
+
+  static dds_entity_t check(dds_entity_t h, const char* what) {
+    if (h < 0)
+      throw std::runtime_error(std::string("Cyclone DDS: ") + what + ": " + dds_strretcode(h));
+    return h;
+  }
+
+  // Waits for the waitset, then takes one valid sample; false after `timeout` without one.
+  bool take(void* sample, dds_duration_t timeout) const {
+    void* buf[1] = {sample};
+    dds_sample_info_t info[1];
+    for (;;) {
+      if (dds_waitset_wait(ws, nullptr, 0, timeout) <= 0) return false;
+      const dds_return_t n = dds_take(r, buf, info, 1, 1);
+      if (n > 0 && info[0].valid_data) return true;
+    }
+  }
+
+  // Setup only: until the writer has a matched reader and the reader a matched writer.
+  [[nodiscard]] bool matched(dds_duration_t timeout) const {
+    const dds_time_t until = dds_time() + timeout;
+    dds_publication_matched_status_t pm{};
+    dds_subscription_matched_status_t sm{};
+    while (dds_time() < until) {
+      if (dds_get_publication_matched_status(w, &pm) == DDS_RETCODE_OK && pm.current_count > 0 &&
+          dds_get_subscription_matched_status(r, &sm) == DDS_RETCODE_OK && sm.current_count > 0)
+        return true;
+      dds_sleepfor(DDS_MSECS(2));
+    }
+    return false;
+  }
+};
 
 // The child: echoes every command as a reply with the same sequence number and as many
-// values as the crane hydraulics reply carries, until a stop command or the ping is gone.
-int pong(const std::string& part, std::uint32_t n_values) {
-  cosim::dds::participant p(options.domain, part);
-  cosim::dds::reader r(p, cosim::dds::make_topic(p, &cosim_remote_command_desc, "bench_cmd"),
-                       qos(part));
-  cosim::dds::writer w(p, cosim::dds::make_topic(p, &cosim_remote_reply_desc, "bench_reply"),
-                       qos(part));
+// values as the crane hydraulics reply carries, until a stop command or silence.
+int pong(transport tr, const std::string& part, std::uint32_t n_values) {
+  const raw_side side(tr, part, &cosim_remote_reply_desc, "bench_reply", &cosim_remote_command_desc,
+                      "bench_cmd");
   auto cmd = std::make_unique<cosim_remote_command>();
   auto rep = std::make_unique<cosim_remote_reply>();
   *rep = cosim_remote_reply{};
   rep->n_values = n_values;
   for (;;) {
-    const auto got = r.take(cmd.get(), reply_timeout_ns * 6);
-    if (got != cosim::dds::take_result::sample) return 1;
+    if (!side.take(cmd.get(), discovery_ns)) return 1;
     if (cmd->kind == kind_stop) return 0;
     rep->seq = cmd->seq;
     rep->values[0] = static_cast<double>(cmd->seq);
-    if (!w.write(rep.get())) return 1;
+    if (dds_write(side.w, rep.get()) != DDS_RETCODE_OK) return 1;
   }
 }
 
 // Sample sizes of the product path: inputs and values of the crane hydraulics.
 std::uint32_t hyd_inputs = 0, hyd_values = 0;
 
-void bm_raw(benchmark::State& state) {
+void bm_raw(benchmark::State& state, transport tr) {
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     const std::string part = partition("raw");
-    const pid_t child = spawn({options.self, "--pong", part, std::to_string(hyd_values)});
+    const pid_t child =
+        spawn({options.self, "--pong", part, std::to_string(hyd_values),
+               std::to_string(options.domain), tr.tag(), std::to_string(options.deadline_ns)});
     std::vector<std::int64_t> rtt(options.round_trips);
     {
-      cosim::dds::participant p(options.domain, part);
-      cosim::dds::writer w(p, cosim::dds::make_topic(p, &cosim_remote_command_desc, "bench_cmd"),
-                           qos(part));
-      cosim::dds::reader r(p, cosim::dds::make_topic(p, &cosim_remote_reply_desc, "bench_reply"),
-                           qos(part));
-      if (!cosim::dds::wait_for_peer(w, r, discovery_ns)) {
+      const raw_side side(tr, part, &cosim_remote_command_desc, "bench_cmd",
+                          &cosim_remote_reply_desc, "bench_reply");
+      if (!side.matched(discovery_ns)) {
         state.SkipWithError("no pong process discovered");
+        (void)wait_child(child);
         return;
       }
       auto cmd = std::make_unique<cosim_remote_command>();
@@ -155,10 +231,10 @@ void bm_raw(benchmark::State& state) {
       for (std::uint64_t i = 0; i < warmup + options.round_trips; ++i) {
         cmd->seq = i + 1;
         const std::int64_t t0 = cosim::monotonic_now_ns();
-        bool ok = w.write(cmd.get());
+        bool ok = dds_write(side.w, cmd.get()) == DDS_RETCODE_OK;
         // Skip replies of an older sequence number (none expected with keep-last 1).
         while (ok) {
-          ok = r.take(rep.get(), reply_timeout_ns) == cosim::dds::take_result::sample;
+          ok = side.take(rep.get(), reply_timeout_ns);
           if (ok && rep->seq == cmd->seq) break;
         }
         if (!ok) {
@@ -168,7 +244,7 @@ void bm_raw(benchmark::State& state) {
         if (i >= warmup) rtt[i - warmup] = cosim::monotonic_now_ns() - t0;
       }
       cmd->kind = kind_stop;
-      (void)w.write(cmd.get());
+      (void)dds_write(side.w, cmd.get());
       const int rc = wait_child(child);
       if (rc != 0 && !state.error_occurred()) state.SkipWithError("pong process failed");
     }
@@ -179,10 +255,12 @@ void bm_raw(benchmark::State& state) {
 
 // ---- the product path: proxy step against `cosim worker` ----
 
-void bm_remote(benchmark::State& state) {
+void bm_remote(benchmark::State& state, transport tr) {
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
-    const std::vector<std::string> sets = {"subsystems.hyd.host=dds",
-                                           "dds.partition=" + partition("remote")};
+    std::vector<std::string> sets = {"subsystems.hyd.host=dds",
+                                     "dds.partition=" + partition("remote"),
+                                     "dds.domain=" + std::to_string(tr.domain())};
+    if (tr.shm) sets.emplace_back("dds.shared_memory=true");
     std::vector<std::string> worker = {COSIM_EXE, "worker", crane, "--subsystem", "hyd"};
     for (const auto& s : sets) worker.insert(worker.end(), {"--set", s});
     const pid_t child = spawn(worker);
@@ -226,31 +304,91 @@ void bm_remote(benchmark::State& state) {
   }
 }
 
-BENCHMARK(bm_raw)
-    ->Name("dds_rtt/raw")
-    ->UseManualTime()
-    ->Iterations(1)
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK(bm_remote)
-    ->Name("dds_rtt/remote")
-    ->UseManualTime()
-    ->Iterations(1)
-    ->Unit(benchmark::kMicrosecond);
+void register_benchmarks(bool shm) {
+  for (const transport tr : {transport{false}, transport{true}}) {
+    if (tr.shm && !shm) continue;
+    const std::string suffix = tr.shm ? "_shm" : "";
+    benchmark::RegisterBenchmark(("dds_rtt/raw" + suffix).c_str(), bm_raw, tr)
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("dds_rtt/remote" + suffix).c_str(), bm_remote, tr)
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Unit(benchmark::kMicrosecond);
+  }
+}
+
+// iceoryx's RouDi for the shared-memory runs: the one running, or one of ours (stopped by
+// the destructor). `why` says why there is none.
+class roudi {
+ public:
+  roudi() {
+    if (cosim::dds::roudi_running()) {
+      std::printf("dds_bench: using the iox-roudi that runs already\n");
+      return;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    char name[] = "iox-roudi";
+    char* argv[] = {name, nullptr};
+    const int rc = ::posix_spawnp(&pid_, name, &fa, nullptr, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) {
+      pid_ = -1;
+      why = "iox-roudi not found (Debian package iceoryx)";
+      return;
+    }
+    for (int i = 0; i < 500 && !cosim::dds::roudi_running(); ++i) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        why = "iox-roudi exited at start-up";
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!cosim::dds::roudi_running()) why = "iox-roudi did not come up within 5 s";
+    std::printf("dds_bench: started iox-roudi (pid %d), stopped at the end\n",
+                static_cast<int>(pid_));
+  }
+  roudi(const roudi&) = delete;
+  roudi& operator=(const roudi&) = delete;
+  ~roudi() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    (void)wait_child(pid_);
+  }
+  [[nodiscard]] bool up() const { return why.empty(); }
+  std::string why;
+
+ private:
+  pid_t pid_ = -1;
+};
 
 }  // namespace
 
 int run(int argc, char** argv) {
   options.domain = static_cast<std::uint32_t>(option_value(argc, argv, "--domain", nullptr, 0));
-  if (argc >= 4 && std::string_view(argv[1]) == "--pong")
-    return pong(argv[2], static_cast<std::uint32_t>(std::stoul(argv[3])));
+  // The raw pong child: --pong PARTITION VALUES DOMAIN udp|shm DEADLINE_NS
+  if (argc >= 7 && std::string_view(argv[1]) == "--pong") {
+    options.domain = static_cast<std::uint32_t>(std::stoul(argv[4]));
+    options.deadline_ns = std::stoll(argv[6]);  // both ends' QoS must match
+    return pong(transport{std::string_view(argv[5]) == "shm"}, argv[2],
+                static_cast<std::uint32_t>(std::stoul(argv[3])));
+  }
   options.round_trips = static_cast<std::uint64_t>(
       std::max(100LL, option_value(argc, argv, "--round-trips", "COSIM_BENCH_ROUND_TRIPS", 5000)));
   options.repetitions = static_cast<int>(
       std::max(1LL, option_value(argc, argv, "--repetitions", "COSIM_BENCH_REPETITIONS", 3)));
   options.self = "/proc/self/exe";
+  const bool no_shm = cosim::bench::take_flag(argc, argv, "--no-shm");
   {
     // The sample sizes of the product path, from the local crane hydraulics.
     const cosim::config::scenario sc = cosim::config::load_scenario(crane);
+    options.deadline_ns = cosim::to_duration(sc.run.macro_step).count();
     auto b = cosim::config::build(sc);
     for (std::size_t i = 0; i < b->sys.size(); ++i) {
       const cosim::subsystem& s = b->sys.at(i);
@@ -260,15 +398,25 @@ int run(int argc, char** argv) {
     }
   }
   std::printf(
-      "dds_bench: Cyclone DDS round trips on loopback UDP, domain %u, %u inputs / %u values "
-      "per sample, %llu round trips x %d repetitions\n",
-      options.domain, hyd_inputs, hyd_values, static_cast<unsigned long long>(options.round_trips),
-      options.repetitions);
+      "dds_bench: Cyclone DDS round trips, loopback UDP in domain %u, shared memory in domain "
+      "%u, %u inputs / %u values per sample, %llu round trips x %d repetitions\n",
+      options.domain, options.domain + 1, hyd_inputs, hyd_values,
+      static_cast<unsigned long long>(options.round_trips), options.repetitions);
 
+  std::unique_ptr<roudi> daemon;
+  if (!no_shm) {
+    daemon = std::make_unique<roudi>();
+    if (!daemon->up())
+      std::printf("dds_bench: shared memory not measured: %s\n", daemon->why.c_str());
+  }
+  register_benchmarks(daemon && daemon->up());
   cosim::bench::counter_reporter reporter;
   if (cosim::bench::run_benchmarks(argc, argv, options.repetitions, reporter) != 0) return 1;
 
   cosim::bench::print_latency_summary(reporter, "dds_bench", "dds_rtt", {"raw", "remote"}, 1.3);
+  if (daemon && daemon->up())
+    cosim::bench::print_latency_summary(reporter, "dds_bench", "dds_rtt", {"raw_shm", "remote_shm"},
+                                        1.3);
   return 0;
 }
 
