@@ -1,9 +1,16 @@
 #include "dds_config.hpp"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
 #include <sstream>
 
 #include "cosim/rt_config/model_registry.hpp"
+#include "cosim/rt_config/worker.hpp"
 #include "cosim/runtime/json_writer.hpp"
 
 namespace cosim::config {
@@ -55,7 +62,8 @@ void read_dds(config_reader& r, scenario& sc) {
     // Fast-step delivery keeps several samples per interval in dense histories; the command
     // carries the newest sample of each input only.
     if (sc.run.fast_step)
-      r.fail(where + name + ".host", "\"dds\" cannot be used with run.delivery = \"fast-step\"");
+      r.fail(where + name + ".host", std::string(c.process ? "\"process\"" : "\"dds\"") +
+                                         " cannot be used with run.delivery = \"fast-step\"");
   }
 }
 
@@ -108,11 +116,66 @@ dds::remote_options remote_options_of(const scenario& sc) {
   return o;
 }
 
+std::unique_ptr<dds::worker_process> start_worker(const scenario& sc, const std::string& name,
+                                                  dds::remote_options& o) {
+  namespace fs = std::filesystem;
+  const std::string key = (sc.preset ? "" : "subsystems.") + name + ".host";
+  const std::string program = worker_program();
+  if (program.empty())
+    throw error(errc::config_value,
+                sc.file + ": " + key +
+                    " = \"process\": this program cannot start `cosim worker` (run it with "
+                    "`cosim run`, or set COSIM_WORKER_EXE to the cosim program)");
+  std::error_code ec;
+  if (!fs::is_regular_file(sc.file, ec))
+    throw error(errc::config_value, sc.file + ": " + key +
+                                        " = \"process\": the worker reads the system from its "
+                                        "file, and this system is not read from a file");
+  // A partition of its own per worker: runs on one machine (and the workers of one run)
+  // never see each other's samples.
+  static std::atomic<int> started{0};
+  o.partition = "cosim-proc-" + std::to_string(::getpid()) + "-" + std::to_string(++started);
+  dds::process_spec p;
+  p.program = program;
+  p.argv0 = "cosim";
+  p.args = {"worker", fs::absolute(sc.file).string(), "--subsystem", name};
+  for (const std::string& s : sc.sets) p.args.insert(p.args.end(), {"--set", s});
+  p.args.insert(p.args.end(), {"--set", "dds.partition=" + o.partition});
+  // Loopback only, unless the user configured Cyclone (then both follow CYCLONEDDS_URI) or a
+  // host = "dds" worker elsewhere shares the master's domain.
+  bool all_process = true;
+  for (const auto& [n, c] : sc.subsystems) all_process = all_process && (!c.remote || c.process);
+  const char* uri = std::getenv("CYCLONEDDS_URI");  // NOLINT(concurrency-mt-unsafe): read only
+  if (all_process && (uri == nullptr || *uri == '\0')) {
+    o.cyclone_config = dds::loopback_config();
+    p.env.push_back("CYCLONEDDS_URI=" + o.cyclone_config);
+  }
+  p.log_prefix = "[worker " + name + "] ";
+  return std::make_unique<dds::worker_process>(p);
+}
+
 }  // namespace cosim::config
 
 #include "cosim/rt_config/worker.hpp"
 
 namespace cosim::config {
+
+namespace {
+std::mutex program_mutex;
+std::string program_path;  // set_worker_program
+}  // namespace
+
+void set_worker_program(const std::string& path) {
+  const std::lock_guard<std::mutex> lock(program_mutex);
+  program_path = path;
+}
+
+std::string worker_program() {
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read only
+  if (const char* env = std::getenv("COSIM_WORKER_EXE"); env != nullptr && *env != '\0') return env;
+  const std::lock_guard<std::mutex> lock(program_mutex);
+  return program_path;
+}
 
 dds::worker_outcome serve_worker(scenario sc, const std::string& name, const stop_source* stop) {
   const auto it = sc.subsystems.find(name);
@@ -124,11 +187,12 @@ dds::worker_outcome serve_worker(scenario sc, const std::string& name, const sto
   }
   if (!it->second.remote)
     throw error(errc::config_value, sc.file + ": --subsystem " + name + ": subsystems." + name +
-                                        ".host is not \"dds\" (the master runs it itself)");
+                                        ".host is not \"dds\" or \"process\" (the master "
+                                        "runs it itself)");
   const dds::remote_options o = remote_options_of(sc);
   // The same build as the master's (parameters, initialisation, orders, corrections, step),
   // with the real subsystem in place of the proxy.
-  for (auto& [n, c] : sc.subsystems) c.remote = false;
+  for (auto& [n, c] : sc.subsystems) c.remote = c.process = false;
   const std::unique_ptr<built_scenario> b = build(sc);
   return dds::serve_subsystem(b->sys.at(b->sys.index_of(name)), o, stop);
 }

@@ -18,5 +18,9 @@ std::string dds_toml(const scenario& sc);
 std::vector<key_doc> dds_keys();
 /// The proxy's / worker's options: [dds], with the macro step as DDS deadline.
 dds::remote_options remote_options_of(const scenario& sc);
+/// host = "process": starts `cosim worker` for subsystem `name` with the scenario's file and
+/// --set overrides, in a partition of its own (set into `o`), loopback-only when it can.
+std::unique_ptr<dds::worker_process> start_worker(const scenario& sc, const std::string& name,
+                                                  dds::remote_options& o);
 
 }  // namespace cosim::config

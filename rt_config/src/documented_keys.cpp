@@ -18,7 +18,8 @@ std::vector<key_doc> documented_keys() {
       {"subsystems.<name>.integrator", "one of the type's integrators (first is the default)"},
       {"subsystems.<name>.smoothing, non_matching", "as <subsystem>.smoothing / non_matching"},
       {"subsystems.<name>.host",
-       "\"local\" (default) or \"dds\": runs in `cosim worker` (docs/distributed.md)"},
+       "\"local\" (default), \"dds\": runs in `cosim worker` (docs/distributed.md), or "
+       "\"process\": in a `cosim worker` the master starts and owns"},
       {"subsystems.<name>.parameters.<p>",
        "a parameter the type declares (unit, default, range: `cosim types TYPE`)"},
       {"initialization[i].type, .<role>",

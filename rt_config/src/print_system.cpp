@@ -195,7 +195,7 @@ std::string system_toml(const scenario& sc) {
       o << "integrator = " << str(c.integrator) << "\n";
       if (c.smoothing) o << "smoothing = true\n";
       if (c.non_matching) o << "non_matching = true\n";
-      if (c.remote) o << "host = \"dds\"\n";
+      if (c.remote) o << "host = \"" << (c.process ? "process" : "dds") << "\"\n";
     }
     if (!d.parameters.empty()) {
       o << "\n[subsystems." << key(d.name) << ".parameters]\n";

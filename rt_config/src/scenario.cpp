@@ -61,8 +61,9 @@ void read_subsystem(config_reader& r, const subsystem_spec& spec, double H, subs
   sc.integrator = r.opt_string(base + ".integrator").value_or(spec.integrators.front());
   check_choice(r, base + ".integrator", sc.integrator, spec.integrators);
   const std::string host = r.opt_string(base + ".host").value_or("local");
-  check_choice(r, base + ".host", host, {"local", "dds"});
-  sc.remote = host == "dds";
+  check_choice(r, base + ".host", host, {"local", "dds", "process"});
+  sc.remote = host != "local";
+  sc.process = host == "process";
 }
 
 // [coupling.order]: "subsystem.input" = order, quoted or as dotted keys (which TOML and
@@ -339,18 +340,24 @@ const model_entry* find_model(const std::string& name) {
 scenario load_scenario(const std::string& path, const std::vector<std::string>& sets) {
   if (is_ssp_path(path)) {
     config_reader r = read_ssp(path, sets);  // SSP 1.0 (ssp_reader.hpp), sets applied
-    return read(r);
+    scenario sc = read(r);
+    sc.sets = sets;
+    return sc;
   }
   config_reader r = config_reader::from_file(path);
   r.apply_overrides(sets);
-  return read(r);
+  scenario sc = read(r);
+  sc.sets = sets;
+  return sc;
 }
 
 scenario parse_scenario(const std::string& text, const std::string& name,
                         const std::vector<std::string>& sets) {
   config_reader r = config_reader::from_string(text, name);
   r.apply_overrides(sets);
-  return read(r);
+  scenario sc = read(r);
+  sc.sets = sets;
+  return sc;
 }
 
 namespace {

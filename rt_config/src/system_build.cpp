@@ -349,8 +349,14 @@ void build_system(const scenario& sc, built_scenario& b) {
             *s, std::ceil(sc.run.duration / sc.run.macro_step - 1e-9) * sc.run.macro_step);
       // host = "dds": a proxy with its ports and variables; `cosim worker` builds the real
       // one from the same file (docs/distributed.md).
-      if (it != sc.subsystems.end() && it->second.remote)
-        s = dds::make_remote_proxy(*s, remote_options_of(sc));
+      if (it != sc.subsystems.end() && it->second.remote) {
+        dds::remote_options o = remote_options_of(sc);
+        std::unique_ptr<dds::worker_process> child;
+        // host = "process": refused before a worker is started for nothing.
+        if (const std::string why = dds::remote_refusal(*s); it->second.process && why.empty())
+          child = start_worker(sc, d.name, o);
+        s = dds::make_remote_proxy(*s, o, std::move(child));
+      }
       sys.add(std::move(s));
     } catch (const error& e) {
       fail(d.at, d.at.key, e.what());

@@ -201,9 +201,20 @@ std::string stop_message(const stop_source& s, time_point t) {
     case stop_cause::remote_deadline:
       return std::string("remote subsystem '") + (who != nullptr ? who : "?") +
              "' did not answer within dds.timeout";
-    case stop_cause::remote_lost:
-      return std::string("remote subsystem '") + (who != nullptr ? who : "?") +
-             "' lost: its worker's liveliness lease (dds.lease) expired";
+    case stop_cause::remote_lost: {
+      // code: how a worker process the master started ended (host = "process").
+      const std::string head =
+          std::string("remote subsystem '") + (who != nullptr ? who : "?") + "' lost: ";
+      const int c = s.code();
+      if (c >= 256)
+        return head + "its worker process exited with status " + std::to_string(c - 256);
+      const char* sig = c > 0 ? sigabbrev_np(c) : nullptr;
+      if (c > 0)
+        return head + "its worker process was killed by " +
+               (sig != nullptr ? std::string("SIG") + sig : std::string("a signal")) + " (signal " +
+               std::to_string(c) + ")";
+      return head + "its worker's liveliness lease (dds.lease) expired";
+    }
     default:
       return "";
   }

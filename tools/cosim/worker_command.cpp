@@ -1,5 +1,5 @@
-// cosim worker: serves one remote subsystem (host = "dds") of a system file to the master
-// (docs/distributed.md).
+// cosim worker: serves one remote subsystem (host = "dds", or "process" when the master
+// starts it) of a system file to the master (docs/distributed.md).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -18,7 +18,8 @@ command add_worker_command(CLI::App& app) {
       "([dds] domain and partition), on this or another host, until the master's run ends.\n"
       "Start it with the same file and --set overrides as the master's `cosim run`. Exit codes:\n"
       "0 the master ended the run, 1 the master was lost (the subsystem was stopped\n"
-      "fail-safe) or a signal stopped it, 2 bad input (docs/distributed.md).");
+      "fail-safe) or a signal stopped it, 2 bad input (docs/distributed.md). For host =\n"
+      "\"process\" the master starts it itself, with a DDS partition of its own.");
   w->add_option("system", *file, "System or scenario TOML file")
       ->required()
       ->check(CLI::ExistingFile);

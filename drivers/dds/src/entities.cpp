@@ -63,7 +63,8 @@ bool roudi_running() noexcept {
   return up;
 }
 
-void configure_domain(std::uint32_t domain, std::int64_t lease_ns, bool shared_memory) {
+void configure_domain(std::uint32_t domain, std::int64_t lease_ns, bool shared_memory,
+                      const std::string& config) {
   static std::mutex m;
   static std::set<std::uint32_t> done;
   const std::lock_guard<std::mutex> lock(m);
@@ -76,6 +77,7 @@ void configure_domain(std::uint32_t domain, std::int64_t lease_ns, bool shared_m
   std::string cfg;
   if (const char* env = std::getenv("CYCLONEDDS_URI"); env != nullptr && *env != '\0')
     cfg = std::string(env) + ",";
+  if (!config.empty()) cfg += config + ",";
   cfg += "<CycloneDDS><Domain><Discovery><LeaseDuration>" +
          std::to_string(std::max<std::int64_t>(lease_ns / 1'000'000, 1)) +
          "ms</LeaseDuration></Discovery>" +
@@ -102,8 +104,8 @@ entity::~entity() {
 }
 
 participant::participant(std::uint32_t domain, const std::string& partition, std::int64_t lease_ns,
-                         bool shared_memory) {
-  configure_domain(domain, lease_ns, shared_memory);
+                         bool shared_memory, const std::string& config) {
+  configure_domain(domain, lease_ns, shared_memory, config);
   participant_ = entity(checked(dds_create_participant(domain, nullptr, nullptr), "participant"));
   const qos q;
   dds_qset_partition1(q.get(), partition.c_str());

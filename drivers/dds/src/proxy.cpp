@@ -1,5 +1,6 @@
 // The master side of a remote subsystem (remote.hpp): ferries input samples to the worker
 // and raw output doubles back, once per communication interval.
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -23,10 +24,12 @@ std::string seconds(std::int64_t ns) {
 
 class remote_proxy final : public subsystem {
  public:
-  remote_proxy(const subsystem& real, const remote_options& o)
+  remote_proxy(const subsystem& real, const remote_options& o,
+               std::unique_ptr<worker_process> child)
       : subsystem(real.name()),
         o_(o),
-        p_(o.domain, o.partition, o.lease_ns, o.shared_memory),
+        child_(std::move(child)),
+        p_(o.domain, o.partition, o.lease_ns, o.shared_memory, o.cyclone_config),
         cmd_w_(p_, make_topic(p_, &cosim_remote_command_desc, command_topic(real.name())),
                endpoint(o)),
         reply_r_(p_, make_topic(p_, &cosim_remote_reply_desc, reply_topic(real.name())),
@@ -53,13 +56,14 @@ class remote_proxy final : public subsystem {
   // Its timing depends on the network and another process: measured, not guaranteed.
   [[nodiscard]] bool realtime_safe() const noexcept override { return false; }
   [[nodiscard]] std::string state_refusal() const override {
-    return "it runs in a worker process (host = \"dds\") and cannot roll back";
+    return std::string("it runs in a worker process (host = \"") + host() +
+           "\") and cannot roll back";
   }
   [[nodiscard]] bool has_statistics() const noexcept override { return true; }
   void write_statistics(json_writer& j) const override {
     j.begin_object();
     j.key("name").value(name());
-    j.key("host").value("dds");
+    j.key("host").value(host());
     j.key("round_trips").value(round_trips_);
     j.key("late_samples").value(late_);
     j.key("deadline_missed").value(static_cast<std::int64_t>(reply_r_.deadline_missed()));
@@ -69,16 +73,43 @@ class remote_proxy final : public subsystem {
     // dds.timeout for remote_deadline.
     if (failure_ != stop_cause::none)
       j.key("silence_s").value(static_cast<double>(silence_ns_) * 1e-9);
+    if (child_ != nullptr) {
+      j.key("worker_pid").value(static_cast<std::int64_t>(child_->pid()));
+      // How the worker ended, if not by the master's stop (then it may still be exiting).
+      if (child_->ended() && child_->stop_code() != 256)
+        j.key("worker_process").value(child_->describe());
+    }
     j.end_object();
   }
 
  private:
+  [[nodiscard]] const char* host() const noexcept { return child_ != nullptr ? "process" : "dds"; }
+
+  // Waits for the worker like wait_for_peer; a worker this master started is watched
+  // meanwhile: if it ends first (an FMU crashing while it is built), that is the error.
+  bool discover() {
+    if (child_ == nullptr) return wait_for_peer(cmd_w_, reply_r_, o_.discovery_timeout_ns);
+    const dds_time_t until = dds_time() + o_.discovery_timeout_ns;
+    for (;;) {
+      if (wait_for_peer(cmd_w_, reply_r_,
+                        std::min<std::int64_t>(child_poll_ns, until - dds_time())))
+        return true;
+      if (child_->ended())
+        throw error(errc::runtime, "remote subsystem '" + name() + "': its worker process " +
+                                       child_->describe() +
+                                       " before it answered (its output is above, lines "
+                                       "prefixed [worker " +
+                                       name() + "])");
+      if (dds_time() >= until) return false;
+    }
+  }
+
   void do_initialize(time_point t0) override {
     failed_ = false;
     pending_ = false;
     held_ = false;
     missed_in_a_row_ = 0;
-    if (!wait_for_peer(cmd_w_, reply_r_, o_.discovery_timeout_ns))
+    if (!discover())
       throw error(errc::runtime,
                   "remote subsystem '" + name() + "': no worker on DDS domain " +
                       std::to_string(o_.domain) + ", partition \"" + o_.partition +
@@ -100,7 +131,9 @@ class remote_proxy final : public subsystem {
     stop_ = nullptr;
     if (failed_) return;
     cmd_->fail_safe = fail_safe;
-    (void)exchange(cmd_stop, o_.timeout_ns, false);
+    // The worker answers, then exits by itself: give it that time before signalling it.
+    if (exchange(cmd_stop, o_.timeout_ns, false) && child_ != nullptr)
+      child_->expect_exit(std::chrono::seconds(5));
   }
 
   bool do_step(time_point t, duration h) noexcept override { return do_steps(t, h, 1); }
@@ -167,6 +200,9 @@ class remote_proxy final : public subsystem {
   }
 
   std::string failure_text(const char* what) const {
+    if (failure_ == stop_cause::remote_lost && child_ != nullptr && child_->ended())
+      return "remote subsystem '" + name() + "': " + what + ": its worker process " +
+             child_->describe() + " (its output is above, lines prefixed [worker " + name() + "])";
     return "remote subsystem '" + name() + "': " + what + ": " +
            (failure_ == stop_cause::remote_lost
                 ? "the worker was lost (liveliness lease " + seconds(o_.lease_ns) + " s)"
@@ -193,7 +229,10 @@ class remote_proxy final : public subsystem {
     const dds_time_t until = dds_time() + timeout_ns;
     for (;;) {
       const dds_time_t left = until - dds_time();
-      switch (reply_r_.take(reply_.get(), left > 0 ? left : 0)) {
+      // A worker this master started is checked between slices of the wait: its end is
+      // noticed within a slice, not after the liveliness lease.
+      const dds_time_t wait = child_ != nullptr ? std::min<dds_time_t>(left, child_poll_ns) : left;
+      switch (reply_r_.take(reply_.get(), wait > 0 ? wait : 0)) {
         case take_result::sample:
           heard_ns_ = now_ns();  // any reply, late or not, is a sign of life
           if (reply_->seq != seq_) {
@@ -204,6 +243,8 @@ class remote_proxy final : public subsystem {
           missed_in_a_row_ = 0;
           return true;
         case take_result::timeout:
+          if (child_ != nullptr && child_->ended()) return fail(stop_cause::remote_lost);
+          if (child_ != nullptr && dds_time() < until) continue;
           if (tolerant && missed_in_a_row_ < o_.max_missed) {
             ++missed_in_a_row_;
             ++held_steps_;
@@ -227,11 +268,18 @@ class remote_proxy final : public subsystem {
     if (heard_ns_ != 0) silence_ns_ = now_ns() - heard_ns_;
     failed_ = true;
     failure_ = c;
-    if (stop_ != nullptr) stop_->raise(c, 0, name().c_str());
+    // code: how a started worker process ended (256 + exit status, or the signal; executor.cpp
+    // names it in the stop message), 0 for a host = "dds" worker.
+    const int code = c == stop_cause::remote_lost && child_ != nullptr ? child_->stop_code() : 0;
+    if (stop_ != nullptr) stop_->raise(c, code, name().c_str());
     return false;
   }
 
+  static constexpr std::int64_t child_poll_ns = 20'000'000;
+
   remote_options o_;
+  // Declared before the DDS entities: the worker process ends after them.
+  std::unique_ptr<worker_process> child_;
   participant p_;
   writer cmd_w_;
   reader reply_r_;
@@ -272,10 +320,11 @@ std::string remote_refusal(const subsystem& real) {
   return {};
 }
 
-std::unique_ptr<subsystem> make_remote_proxy(const subsystem& real, const remote_options& o) {
+std::unique_ptr<subsystem> make_remote_proxy(const subsystem& real, const remote_options& o,
+                                             std::unique_ptr<worker_process> child) {
   const std::string why = remote_refusal(real);
   if (!why.empty()) throw error(errc::config_value, "subsystem '" + real.name() + "' " + why);
-  return std::make_unique<remote_proxy>(real, o);
+  return std::make_unique<remote_proxy>(real, o, std::move(child));
 }
 
 }  // namespace cosim::dds

@@ -1,7 +1,9 @@
 // Crash: an FMU that crashes the process on purpose, to test the importer's crash guard
-// (subsystems/fmi/include/cosim/fmi/crash_guard.hpp). Parameter `crash_in`: 0 never (the
+// (subsystems/fmi/include/cosim/fmi/crash_guard.hpp) and out-of-process FMUs (host =
+// "process": the worker dies, the master stops safely). Parameter `crash_in`: 0 never (the
 // output y = t then), 1 a null-pointer write in initialisation (fmi2ExitInitializationMode),
-// 2 abort() there. Built as crash_fmi2.
+// 2 abort() there, 3 a null-pointer write in the first doStep that would end after
+// `crash_at` [s], 4 abort() there. Built as crash_fmi2.
 #include <cstdlib>
 #include <string>
 
@@ -17,21 +19,19 @@ class crash final : public cosim::fmu_kit::model {
   crash() {
     add(0, causality::output, &y_);
     add(1, causality::parameter, &crash_in_);
+    add(2, causality::parameter, &crash_at_);
   }
 
   bool initialize(double t0, std::string& /*why*/) override {
-    if (crash_in_ == 1) {
-      // A volatile store through a pointer read at run time: the compiler must emit it
-      // (a plain null write is undefined behaviour it may drop).
-      volatile int* volatile p = nullptr;
-      *p = 1;
-    }
+    if (crash_in_ == 1) null_write();
     if (crash_in_ == 2) std::abort();
     y_ = t0;
     return true;
   }
 
   step_outcome step(double /*t*/, double t_end, bool /*stop_at_events*/) noexcept override {
+    if (crash_in_ == 3 && t_end > crash_at_) null_write();
+    if (crash_in_ == 4 && t_end > crash_at_) std::abort();
     y_ = t_end;
     step_outcome r;
     r.reached = t_end;
@@ -39,8 +39,16 @@ class crash final : public cosim::fmu_kit::model {
   }
 
  private:
+  // A volatile store through a pointer read at run time: the compiler must emit it (a plain
+  // null write is undefined behaviour it may drop).
+  static void null_write() noexcept {
+    volatile int* volatile p = nullptr;
+    *p = 1;
+  }
+
   double y_ = 0.0;
   std::int32_t crash_in_ = 0;
+  double crash_at_ = 0.5;
 };
 
 }  // namespace

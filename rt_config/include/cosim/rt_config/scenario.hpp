@@ -43,7 +43,8 @@ struct subsystem_config {
   std::string integrator;
   bool smoothing = false;     // deliver interval averages (004 Sect. 2.2)
   bool non_matching = false;  // own time grid; step need not divide H
-  bool remote = false;        // host = "dds": runs in a `cosim worker` (docs/distributed.md)
+  bool remote = false;        // host = "dds" or "process": runs in a `cosim worker`
+  bool process = false;       // host = "process": the master starts that worker itself
 };
 
 /// [dds]: where remote subsystems (host = "dds") are found (docs/distributed.md).
@@ -95,6 +96,9 @@ struct scenario {
   /// The open description: read from a system file, or expanded from the [model] preset.
   system_spec system;
   bool preset = false;  // true: from [model] (model/options/params set), false: a system file
+  /// The --set overrides it was read with: a worker the master starts (host = "process")
+  /// reads the same file with the same overrides.
+  std::vector<std::string> sets;
 
   [[nodiscard]] const std::string& option(const std::string& key) const { return options.at(key); }
   [[nodiscard]] double param(const std::string& key) const { return params.at(key); }

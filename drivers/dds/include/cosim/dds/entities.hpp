@@ -43,7 +43,9 @@ struct qos_options {
 /// iceoryx transport (SharedMemory/Enable) for endpoints on this host; later calls for the
 /// same domain keep the first configuration. Setup only (may throw cosim::error, also when
 /// `shared_memory` and no RouDi runs: Cyclone would wait for it forever).
-void configure_domain(std::uint32_t domain, std::int64_t lease_ns, bool shared_memory = false);
+/// `config` (optional): more Cyclone XML for that domain, after $CYCLONEDDS_URI.
+void configure_domain(std::uint32_t domain, std::int64_t lease_ns, bool shared_memory = false,
+                      const std::string& config = {});
 
 /// True if iceoryx's RouDi daemon (iox-roudi, Debian package iceoryx) answers on this host:
 /// its IPC socket /tmp/roudi (iceoryx 2.0) accepts a connection.
@@ -56,7 +58,8 @@ void configure_domain(std::uint32_t domain, std::int64_t lease_ns, bool shared_m
 class participant {
  public:
   participant(std::uint32_t domain, const std::string& partition,
-              std::int64_t lease_ns = DDS_SECS(1), bool shared_memory = false);
+              std::int64_t lease_ns = DDS_SECS(1), bool shared_memory = false,
+              const std::string& config = {});
   [[nodiscard]] dds_entity_t get() const noexcept { return participant_.get(); }
   [[nodiscard]] dds_entity_t publisher() const noexcept { return publisher_.get(); }
   [[nodiscard]] dds_entity_t subscriber() const noexcept { return subscriber_.get(); }

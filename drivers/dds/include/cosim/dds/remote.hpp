@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "cosim/dds/worker_process.hpp"
 #include "cosim/runtime/stop_source.hpp"
 #include "cosim/runtime/subsystem.hpp"
 
@@ -31,6 +32,7 @@ struct remote_options {
   std::int64_t max_missed = 0;  // consecutive timed-out replies held (outputs kept) before
                                 // remote_deadline; 0: the first one stops the run
   bool shared_memory = false;   // Cyclone's iceoryx transport (RouDi must run); no deadline QoS
+  std::string cyclone_config;   // more Cyclone XML for the domain (host = "process": loopback)
 };
 
 /// Limits of the fixed-size samples (cosim_remote.idl).
@@ -42,7 +44,11 @@ inline constexpr std::size_t max_remote_values = 64;
 
 /// The master side: a subsystem with the ports, variables and step size of `real` (which
 /// it only describes; the worker builds its own). Creates the DDS entities (may throw).
-std::unique_ptr<subsystem> make_remote_proxy(const subsystem& real, const remote_options& o);
+/// `child` (host = "process"): the worker process the master started; the proxy owns it,
+/// notices its end without waiting for the lease (remote_lost naming how it ended) and
+/// ends it with itself.
+std::unique_ptr<subsystem> make_remote_proxy(const subsystem& real, const remote_options& o,
+                                             std::unique_ptr<worker_process> child = nullptr);
 
 /// The worker side: serves `real` (built and configured exactly as on the master) until the
 /// master sends stop, the master is lost, or `stop` is raised.
