@@ -63,7 +63,7 @@ std::vector<char*> pointers(std::vector<std::string>& v) {
   if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != parent) ::_exit(127);
   sigset_t none;
   sigemptyset(&none);
-  (void)::sigprocmask(SIG_SETMASK, &none, nullptr);
+  (void)::pthread_sigmask(SIG_SETMASK, &none, nullptr);  // the forked child has one thread
   const int null_in = ::open("/dev/null", O_RDONLY);
   if (null_in < 0 || ::dup2(null_in, STDIN_FILENO) < 0 || ::dup2(out_fd, STDOUT_FILENO) < 0 ||
       ::dup2(out_fd, STDERR_FILENO) < 0) {
