@@ -500,8 +500,13 @@ class hooked final : public subsystem {
     std::vector<std::string> events;  // executor thread only
     std::atomic<std::int64_t> steps{0};
   };
-  hooked(std::string name, log& l, std::int64_t stale_at = -1, bool fail_start = false)
-      : subsystem(std::move(name)), log_(l), stale_at_(stale_at), fail_start_(fail_start) {
+  hooked(std::string name, log& l, std::int64_t stale_at = -1, bool fail_start = false,
+         stop_cause cause = stop_cause::stale_input)
+      : subsystem(std::move(name)),
+        log_(l),
+        stale_at_(stale_at),
+        fail_start_(fail_start),
+        cause_(cause) {
     add_output({"y", "1", port_role::signal});
     set_step_size(to_duration(1e-3));
   }
@@ -519,13 +524,14 @@ class hooked final : public subsystem {
   }
   bool do_step(time_point, duration) noexcept override {
     if (log_.steps.fetch_add(1) + 1 == stale_at_ && stop_ != nullptr)
-      stop_->raise(stop_cause::stale_input, 0, name().c_str());
+      stop_->raise(cause_, 0, name().c_str());
     return true;
   }
   void do_update_outputs(time_point t) noexcept override { set_output(0, to_seconds(t)); }
   log& log_;
   std::int64_t stale_at_;
   bool fail_start_;
+  stop_cause cause_;
   stop_source* stop_ = nullptr;
 };
 
@@ -533,8 +539,9 @@ struct hooked_model {
   cosim::system sys;
   run_plan plan;
   hooked::log a_log, b_log;
-  hooked_model(std::int64_t stale_at, bool fail_start_b) {
-    sys.add(std::make_unique<hooked>("a", a_log, stale_at));
+  hooked_model(std::int64_t stale_at, bool fail_start_b,
+               stop_cause cause = stop_cause::stale_input) {
+    sys.add(std::make_unique<hooked>("a", a_log, stale_at, false, cause));
     sys.add(std::make_unique<hooked>("b", b_log, -1, fail_start_b));
     sys.add_probe("y", "a.y");
     plan.macro_step = to_duration(1e-3);
@@ -580,6 +587,24 @@ TEST(RunHooks, ASubsystemRaisingTheStopEndsTheRunFailSafeWithItsCause) {
     EXPECT_LE(o.macro_steps, 10) << mode;
     EXPECT_EQ(m.a_log.events.back(), "a:stop fail-safe") << mode;
     EXPECT_EQ(m.b_log.events.back(), "b:stop fail-safe") << mode;
+  }
+}
+
+// A remote subsystem's proxy raises remote_lost / remote_deadline the same way (proxy.cpp):
+// every other subsystem, output drivers included, is stopped fail-safe (a UDP output driver
+// sends its safe values there, BenchUdp.SilentJoystickStopsSafelyWithSafeValues).
+TEST(RunHooks, RemoteLossOrDeadlineStopsEverySubsystemFailSafe) {
+  for (const stop_cause cause : {stop_cause::remote_lost, stop_cause::remote_deadline}) {
+    for (const std::string mode : {"offline", "threaded", "realtime"}) {
+      hooked_model m(10, false, cause);
+      const run_outcome o = run_in(mode, m);
+      const std::string want = cause == stop_cause::remote_lost ? "remote_lost" : "remote_deadline";
+      EXPECT_EQ(o.status, run_status::safety_stop) << mode << " " << want;
+      EXPECT_EQ(o.stop_reason, want) << mode;
+      EXPECT_LE(o.macro_steps, 10) << mode << " " << want;
+      EXPECT_EQ(m.a_log.events.back(), "a:stop fail-safe") << mode << " " << want;
+      EXPECT_EQ(m.b_log.events.back(), "b:stop fail-safe") << mode << " " << want;
+    }
   }
 }
 
