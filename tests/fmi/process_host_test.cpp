@@ -93,8 +93,7 @@ void expect_crash_stops_safely(int crash_in, const std::string& signal) {
   const std::string summary = slurp(dir / "res/summary.json");
   EXPECT_EQ(field(summary, "status"), "safety_stop") << summary;
   EXPECT_EQ(field(summary, "stop_reason"), "remote_lost") << summary;
-  EXPECT_NE(field(summary, "message").find("its worker process was killed by " + signal),
-            std::string::npos)
+  EXPECT_NE(field(summary, "message").find("its worker process " + signal), std::string::npos)
       << summary;
   EXPECT_NE(field(summary, "worker_process").find(signal), std::string::npos) << summary;
   // The rows up to the crash: the steps ending at 0.01 .. 0.50 s (the one ending at 0.51 s
@@ -121,8 +120,14 @@ void expect_crash_stops_safely(int crash_in, const std::string& signal) {
 }
 
 TEST(ProcessHost, CrashingFmuEndsInRemoteLostWithRowsKept) {
-  expect_crash_stops_safely(3, "SIGSEGV");
-  expect_crash_stops_safely(4, "SIGABRT");
+#ifdef COSIM_SANITIZED
+  // Under ASan the worker's own SIGSEGV handler reports the fault and ends the process its
+  // way (abort, or exit 1 without abort_on_error): the cause is still named, the signal not.
+  expect_crash_stops_safely(3, "");
+#else
+  expect_crash_stops_safely(3, "was killed by SIGSEGV");
+#endif
+  expect_crash_stops_safely(4, "was killed by SIGABRT");
 }
 
 TEST(ProcessHost, CraneHydraulicsFmuInProcessIsByteIdenticalToLocal) {

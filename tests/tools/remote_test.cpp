@@ -73,6 +73,11 @@ TEST(RemoteSubsystem, CraneHydraulicsInWorkerIsByteIdenticalThreaded) {
 // dds.shared_memory = true: Cyclone over iceoryx. Needs RouDi: the one running, else one
 // started here (Debian package iceoryx) and stopped at the end; skipped without iox-roudi.
 TEST(RemoteSubsystem, CraneHydraulicsOverSharedMemoryIsByteIdentical) {
+#ifdef COSIM_SANITIZED
+  // Under ASan both processes abort inside iceoryx ("The futex facility returned an
+  // unexpected error code"); the Release run of the suite covers this path.
+  GTEST_SKIP() << "iceoryx shared memory is not run under the sanitizers";
+#endif
   temp_dir dir;
   pid_t roudi = -1;
   if (!cosim::dds::roudi_running()) {
