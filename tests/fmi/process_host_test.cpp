@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "../tools/process_support.hpp"
 #include "temp_dir.hpp"
 
 namespace {
@@ -23,12 +24,8 @@ namespace {
 using cosim::test::temp_dir;
 namespace fs = std::filesystem;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using cosim::test_process::field;
+using cosim::test_process::slurp;
 
 struct result {
   int code = -1;
@@ -44,16 +41,6 @@ result cosim(const temp_dir& dir, const std::string& args) {
   r.out = slurp(dir / ".stdout");
   r.err = slurp(dir / ".stderr");
   return r;
-}
-
-// The value of "key" in summary.json text (strings without quotes); empty if absent.
-std::string field(const std::string& json, const std::string& key) {
-  const auto k = json.find("\"" + key + "\":");
-  if (k == std::string::npos) return {};
-  const auto v = json.find_first_not_of(' ', k + key.size() + 3);
-  std::string s = json.substr(v, json.find_first_of(",}\n", v) - v);
-  if (!s.empty() && s.front() == '"') s = s.substr(1, s.size() - 2);
-  return s;
 }
 
 // Processes whose command line mentions `text` (a test's temporary folder): a worker
