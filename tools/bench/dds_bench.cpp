@@ -76,8 +76,13 @@ struct transport {
   [[nodiscard]] const char* tag() const { return shm ? "shm" : "udp"; }
 };
 
+// A new partition per repetition: the participant of this process outlives a repetition, and
+// a peer of the last one that is not yet known to be gone must not be matched (the first,
+// volatile command would go to it and the new peer would never answer).
 std::string partition(const char* tag) {
-  return std::string("cosim-bench-") + tag + "-" + std::to_string(::getpid());
+  static int n = 0;
+  return std::string("cosim-bench-") + tag + "-" + std::to_string(::getpid()) + "-" +
+         std::to_string(++n);
 }
 
 pid_t spawn(const std::vector<std::string>& args) {
@@ -232,10 +237,15 @@ void bm_raw(benchmark::State& state, transport tr) {
         cmd->seq = i + 1;
         const std::int64_t t0 = cosim::monotonic_now_ns();
         bool ok = dds_write(side.w, cmd.get()) == DDS_RETCODE_OK;
-        // Skip replies of an older sequence number (none expected with keep-last 1).
-        while (ok) {
+        // The first command is repeated until answered, as the product's setup exchanges
+        // (proxy.cpp): over shared memory a sample written before iceoryx has connected the
+        // matched endpoints is lost. Replies of an older sequence number are skipped.
+        for (int repeat = 0; ok && i == 0 && repeat < 50; ++repeat) {
+          if (side.take(rep.get(), DDS_MSECS(100)) && rep->seq == cmd->seq) break;
+          ok = dds_write(side.w, cmd.get()) == DDS_RETCODE_OK;
+        }
+        while (ok && rep->seq != cmd->seq) {
           ok = side.take(rep.get(), reply_timeout_ns);
-          if (ok && rep->seq == cmd->seq) break;
         }
         if (!ok) {
           state.SkipWithError("pong did not answer");
@@ -362,11 +372,24 @@ class roudi {
     (void)wait_child(pid_);
   }
   [[nodiscard]] bool up() const { return why.empty(); }
+  [[nodiscard]] bool owned() const { return pid_ > 0; }
+  void disown() { pid_ = -1; }  // in a forked child: the parent stops it
   std::string why;
 
  private:
   pid_t pid_ = -1;
 };
+
+int measure(int argc, char** argv, bool shm) {
+  register_benchmarks(shm);
+  cosim::bench::counter_reporter reporter;
+  if (cosim::bench::run_benchmarks(argc, argv, options.repetitions, reporter) != 0) return 1;
+  cosim::bench::print_latency_summary(reporter, "dds_bench", "dds_rtt", {"raw", "remote"}, 1.3);
+  if (shm)
+    cosim::bench::print_latency_summary(reporter, "dds_bench", "dds_rtt", {"raw_shm", "remote_shm"},
+                                        1.3);
+  return 0;
+}
 
 }  // namespace
 
@@ -409,15 +432,24 @@ int run(int argc, char** argv) {
     if (!daemon->up())
       std::printf("dds_bench: shared memory not measured: %s\n", daemon->why.c_str());
   }
-  register_benchmarks(daemon && daemon->up());
-  cosim::bench::counter_reporter reporter;
-  if (cosim::bench::run_benchmarks(argc, argv, options.repetitions, reporter) != 0) return 1;
-
-  cosim::bench::print_latency_summary(reporter, "dds_bench", "dds_rtt", {"raw", "remote"}, 1.3);
-  if (daemon && daemon->up())
-    cosim::bench::print_latency_summary(reporter, "dds_bench", "dds_rtt", {"raw_shm", "remote_shm"},
-                                        1.3);
-  return 0;
+  // iceoryx's RouDi, when it stops, sends SIGTERM to every process still registered with it,
+  // and the shared-memory runs register this one: with a RouDi of our own the benchmarks run
+  // in a child, and this process stops RouDi only after the child has printed its summary.
+  if (daemon && daemon->owned()) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t child = ::fork();
+    if (child < 0) throw std::runtime_error("cannot fork the benchmark process");
+    if (child == 0) {
+      daemon->disown();
+      const int rc = measure(argc, argv, daemon->up());
+      std::fflush(stdout);
+      std::fflush(stderr);
+      ::_exit(rc);
+    }
+    return wait_child(child);
+  }
+  return measure(argc, argv, daemon && daemon->up());
 }
 
 int main(int argc, char** argv) {

@@ -1,6 +1,7 @@
 // The master side of a remote subsystem (remote.hpp): ferries input samples to the worker
 // and raw output doubles back, once per communication interval.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -218,6 +219,11 @@ class remote_proxy final : public subsystem {
   // dds.max_missed consecutive timeouts are held: true with held_ set, the outputs stay at
   // the last reply's values (zero-order hold) and the command stays in flight; the worker
   // still answers it, late. The next miss is the remote_deadline stop.
+  // Setup and stop exchanges (not `tolerant`) repeat their command every setup_resend_ns
+  // until the answer comes: matched endpoints do not yet mean a connected path (over shared
+  // memory, iceoryx connects a subscriber after DDS has matched it, and a volatile sample
+  // written in between is lost). The worker answers a repeat with its last reply again;
+  // such answers are not late samples.
   bool exchange(std::int32_t kind) noexcept { return exchange(kind, o_.timeout_ns, true); }
   bool exchange(std::int32_t kind, std::int64_t timeout_ns, bool tolerant) noexcept {
     if (failed_) return false;
@@ -227,16 +233,19 @@ class remote_proxy final : public subsystem {
     if (!cmd_w_.write(cmd_.get())) return fail(stop_cause::remote_lost);
     waited_ns_ = timeout_ns;
     const dds_time_t until = dds_time() + timeout_ns;
+    dds_time_t resend_at = dds_time() + setup_resend_ns;
     for (;;) {
-      const dds_time_t left = until - dds_time();
+      const dds_time_t now = dds_time();
       // A worker this master started is checked between slices of the wait: its end is
       // noticed within a slice, not after the liveliness lease.
-      const dds_time_t wait = child_ != nullptr ? std::min<dds_time_t>(left, child_poll_ns) : left;
+      dds_time_t wait = until - now;
+      if (child_ != nullptr) wait = std::min<dds_time_t>(wait, child_poll_ns);
+      if (!tolerant) wait = std::min<dds_time_t>(wait, resend_at - now);
       switch (reply_r_.take(reply_.get(), wait > 0 ? wait : 0)) {
         case take_result::sample:
           heard_ns_ = now_ns();  // any reply, late or not, is a sign of life
           if (reply_->seq != seq_) {
-            ++late_;
+            if (!repeated(reply_->seq)) ++late_;
             continue;
           }
           ++round_trips_;
@@ -244,7 +253,13 @@ class remote_proxy final : public subsystem {
           return true;
         case take_result::timeout:
           if (child_ != nullptr && child_->ended()) return fail(stop_cause::remote_lost);
-          if (child_ != nullptr && dds_time() < until) continue;
+          if (!tolerant && dds_time() >= resend_at && dds_time() < until) {
+            if (!repeated(seq_)) repeated_[n_repeated_++ % repeated_.size()] = seq_;
+            if (!cmd_w_.write(cmd_.get())) return fail(stop_cause::remote_lost);
+            resend_at = dds_time() + setup_resend_ns;
+            continue;
+          }
+          if ((child_ != nullptr || !tolerant) && dds_time() < until) continue;
           if (tolerant && missed_in_a_row_ < o_.max_missed) {
             ++missed_in_a_row_;
             ++held_steps_;
@@ -256,6 +271,10 @@ class remote_proxy final : public subsystem {
           return fail(stop_cause::remote_lost);
       }
     }
+  }
+
+  [[nodiscard]] bool repeated(std::uint64_t seq) const noexcept {
+    return std::find(repeated_.begin(), repeated_.end(), seq) != repeated_.end();
   }
 
   static std::int64_t now_ns() noexcept {
@@ -276,6 +295,7 @@ class remote_proxy final : public subsystem {
   }
 
   static constexpr std::int64_t child_poll_ns = 20'000'000;
+  static constexpr std::int64_t setup_resend_ns = 100'000'000;
 
   remote_options o_;
   // Declared before the DDS entities: the worker process ends after them.
@@ -287,6 +307,8 @@ class remote_proxy final : public subsystem {
   std::unique_ptr<cosim_remote_reply> reply_;
   std::vector<double> var_values_;
   std::uint64_t seq_ = 0;
+  std::array<std::uint64_t, 4> repeated_{};  // the last commands sent more than once
+  std::size_t n_repeated_ = 0;
   stop_source* stop_ = nullptr;
   bool failed_ = false;
   stop_cause failure_ = stop_cause::none;

@@ -70,6 +70,12 @@ worker_outcome serve_subsystem(subsystem& real, const remote_options& o, const s
       out.message = "the master's liveliness was lost; subsystem stopped fail-safe";
       return out;
     }
+    if (cmd->seq + 1 == expected && out.commands > 0) {
+      // The master repeats a setup or stop command until it hears the answer (the path may
+      // have lost the first copy or our reply): the same reply again, nothing re-applied.
+      (void)reply_w.write(reply.get());
+      continue;
+    }
     if (cmd->seq != expected) {
       ++out.late;  // never applied: it belongs to another step
       continue;
