@@ -56,6 +56,9 @@ std::vector<key_doc> documented_keys() {
        "macro-step (default) or fast-step: exchange at the fastest step, slower subsystems on "
        "their own grid ahead (slowest-first) or behind (fastest-first) (004 Sect. 2.1); "
        "needs run.sync"},
+      {"run.fast_step_timing",
+       "newest (default) or table1: with fast-step delivery the fast subsystem sees the slower "
+       "one's samples as in 004 Table 1 (only those stepped while t2 < t1, or t2 + h2 < t1)"},
       {"run.sync",
        "slowest-first or fastest-first: Gauss-Seidel, largest (smallest) step first (004 Sect. "
        "2.1); replaces run.order"},

@@ -143,6 +143,7 @@ std::string system_toml(const scenario& sc) {
   if (sc.run.fast_step) {
     // The sync decides which subsystem runs ahead, so it is written instead of the order.
     o << "delivery = \"fast-step\"\n";
+    if (sc.run.table1_timing) o << "fast_step_timing = \"table1\"\n";
     o << "sync = "
       << str(sc.run.sync == scheme::sync::slowest_first ? "slowest-first" : "fastest-first")
       << "\n";

@@ -110,6 +110,11 @@ void read_delivery(config_reader& r, scenario& sc) {
   const std::string d = r.opt_string("run.delivery").value_or("macro-step");
   check_choice(r, "run.delivery", d, {"macro-step", "fast-step"});
   sc.run.fast_step = d == "fast-step";
+  const std::string timing = r.opt_string("run.fast_step_timing").value_or("newest");
+  check_choice(r, "run.fast_step_timing", timing, {"newest", "table1"});
+  sc.run.table1_timing = timing == "table1";
+  if (sc.run.table1_timing && !sc.run.fast_step)
+    r.fail("run.fast_step_timing", "\"table1\" needs run.delivery = \"fast-step\"");
 }
 
 // Fast-step delivery is 004's interface: H is the fast step, the order is slowest-first or
@@ -126,6 +131,17 @@ void check_fast_step(config_reader& r, scenario& sc) {
              "is smaller than run.macro_step = " + format_double(sc.run.macro_step) +
                  " s; with run.delivery = \"fast-step\" H is the fastest subsystem's step "
                  "(set run.macro_step to it)");
+  // Fastest-first, 004 Table 1 steps the slow side inside a fast step when its grid point
+  // does not fall on one, extrapolating the fast samples; the runtime steps it at the next
+  // fast grid point, so table1 is exact only on matching grids.
+  if (sc.run.table1_timing && *sc.run.sync == scheme::sync::fastest_first)
+    for (const auto& [name, cfg] : sc.subsystems)
+      if (to_duration(cfg.step).count() % H.count() != 0)
+        r.fail("run.fast_step_timing",
+               "\"table1\" with run.sync = \"fastest-first\" needs every step a multiple of "
+               "run.macro_step = " +
+                   format_double(sc.run.macro_step) + " s; " + name +
+                   ".step = " + format_double(cfg.step) + " s is not");
 }
 
 scenario read(config_reader& r) {
@@ -364,13 +380,21 @@ namespace {
 
 // Fast-step delivery: a consumer whose own step spans k fast samples evaluates its inputs
 // inside that span on 004's points, so it keeps k + 6 samples (order 4 needs 5, plus the
-// one after t).
+// one after t). With table1 timing a fast consumer of a slower producer evaluates on the
+// samples 004 Table 1 would have produced by then (order 4 needs 5, plus up to 3 later).
 void keep_dense_histories(const scenario& sc, built_scenario& b) {
   const std::int64_t H = to_duration(sc.run.macro_step).count();
   for (const connection& c : b.sys.connections()) {
     const subsystem& to = b.sys.at(c.to);
     const std::int64_t h = scheme::internal_step(to).count();
-    if (h <= H) continue;
+    if (h <= H) {
+      if (sc.run.table1_timing && scheme::internal_step(b.sys.at(c.from)).count() > H)
+        b.sys.at(c.to).input(c.input).keep_dense_history(max_extrapolation_order + 4,
+                                                         sc.run.sync == scheme::sync::slowest_first
+                                                             ? dense_points::first_at_or_after
+                                                             : dense_points::last_before);
+      continue;
+    }
     const auto k = static_cast<std::size_t>((h + H - 1) / H);
     b.sys.at(c.to).input(c.input).keep_dense_history(k + max_extrapolation_order + 2);
   }
@@ -476,6 +500,7 @@ std::string to_json(const scenario& sc) {
   j.key("output_interval")
       .value(sc.run.output_interval > 0 ? sc.run.output_interval : sc.run.macro_step);
   if (sc.run.fast_step) j.key("delivery").value("fast-step");
+  if (sc.run.table1_timing) j.key("fast_step_timing").value("table1");
   if (sc.run.sync)
     j.key("sync").value(*sc.run.sync == scheme::sync::slowest_first ? "slowest-first"
                                                                     : "fastest-first");

@@ -311,6 +311,16 @@ TEST(OscillatorScenarioBadInput, MultirateKeys) {
   expect_error("oscillator004.toml",
                {"run.delivery=\"fast-step\"", "run.sync=\"slowest-first\"", "mass1.step=5e-3"},
                "mass1.step");
+  // 004 Table 1 timing: only with fast-step delivery; fastest-first only on matching grids.
+  expect_error("oscillator004.toml", {"run.fast_step_timing=\"table1\""}, "run.delivery");
+  expect_error("oscillator004.toml",
+               {"run.delivery=\"fast-step\"", "run.sync=\"slowest-first\"",
+                "run.fast_step_timing=\"table2\""},
+               "run.fast_step_timing");
+  expect_error("oscillator004.toml",
+               {"run.delivery=\"fast-step\"", "run.sync=\"fastest-first\"", "model.fr=2.5",
+                "run.fast_step_timing=\"table1\""},
+               "mass2.step = 0.025 s is not");
   // oscillator004 at FR = 1.5 without the non-matching switch: h1 = 10 ms does not divide 15 ms.
   expect_error("oscillator004.toml", {"model.fr=1.5"}, "mass1.step");
 }

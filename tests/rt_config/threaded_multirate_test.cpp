@@ -86,6 +86,11 @@ const std::vector<multirate_scenario> cases = {
      {"run.delivery=fast-step", "run.sync=fastest-first", "model.coupling=d-d", "model.fr=7",
       "coupling.extrapolation=2", "run.duration=3"},
      {"run.duration=0.5"}},
+    // ... and the fast side on 004 Table 1's samples (dense history on its input too).
+    {"oscillator004.toml",
+     {"run.delivery=fast-step", "run.sync=slowest-first", "run.fast_step_timing=table1",
+      "model.coupling=d-d", "model.fr=7.5", "run.duration=3"},
+     {"run.duration=0.5"}},
     {"crane_m1_fs.toml",
      {"hydraulics.smoothing=true", "hydraulics.step=2e-4", "multibody.non_matching=true",
       "multibody.step=7e-4", "coupling.extrapolation=1", "run.duration=2"},

@@ -53,6 +53,29 @@ TEST(DenseHistory, InterpolatesOnThePointsAroundT) {
   EXPECT_NEAR(d.value_at(at_ms(10), 1), 2.0 * f(9e-3) - f(8e-3), 1e-14);
 }
 
+// 004 Table 1 from the fast side: slowest-first, an evaluation at t finds the slow samples
+// up to the first at or after t (the slow side steps only while t2 < t1); fastest-first,
+// those before t (it steps only while t2 + h2 < t1).
+TEST(DenseHistory, Table1PointsAtAndBetweenSlowSamples) {
+  cosim::dense_history d;
+  d.reserve(8);
+  for (int k = 0; k <= 4; ++k) d.push(at_ms(10.0 * k), f(1e-2 * k));  // slow grid 10 ms
+  d.set_points(cosim::dense_points::first_at_or_after);
+  EXPECT_EQ(d.value_at(at_ms(20), 0), f(2e-2));  // at a sample: that one, not the next
+  EXPECT_EQ(d.value_at(at_ms(25), 0), f(3e-2));  // between: the next, as first_after
+  EXPECT_NEAR(d.value_at(at_ms(25), 1), 0.5 * (f(2e-2) + f(3e-2)), 1e-15);
+  EXPECT_EQ(d.value_at(at_ms(20), 1), f(2e-2));
+  EXPECT_EQ(d.value_at(at_ms(50), 0), f(4e-2));  // past the newest: the newest
+  d.set_points(cosim::dense_points::last_before);
+  EXPECT_EQ(d.value_at(at_ms(20), 0), f(1e-2));  // at a sample: the one before it
+  EXPECT_EQ(d.value_at(at_ms(25), 0), f(2e-2));
+  // Order 1 at 20 ms on 0 and 10 ms: extrapolated, 2 f(10 ms) - f(0).
+  EXPECT_NEAR(d.value_at(at_ms(20), 1), 2.0 * f(1e-2) - f(0.0), 1e-14);
+  EXPECT_EQ(d.value_at(at_ms(0), 0), f(0.0));  // nothing before the start: the start
+  d.set_points(cosim::dense_points::first_after);
+  EXPECT_EQ(d.value_at(at_ms(20), 0), f(3e-2));  // the slow consumer's rule is unchanged
+}
+
 TEST(DenseHistory, RingKeepsTheNewestAndReplacesAtTheSameTime) {
   cosim::dense_history d;
   d.reserve(4);

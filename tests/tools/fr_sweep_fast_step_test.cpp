@@ -243,3 +243,26 @@ TEST_F(FrSweepFastStep, Fig8RankingOfOrdersOverFr) {
 }
 
 }  // namespace
+
+// run.fast_step_timing = "table1": the fast mass sees the slow samples as 004 Table 1 has
+// them (slowest-first: at a slow grid point the slow side has not stepped on yet;
+// fastest-first: the sample at t is not there yet). Expected values from an independent
+// prototype of 004 Table 1 (plain Python, ode4 and trapezoidal rule, 004's polynomial
+// points, integer-microsecond time grids). Only O0 notices the timing at integer FR; at
+// FR = 2.5 and 7.5 the default hold of the newest sample is up to two slow steps ahead.
+TEST(FrSweepFastStepTable1, MatchesAnIndependentModelOf004Table1) {
+  temp_dir dir;
+  struct expected {
+    const char* sync;
+    const char* values;
+    std::vector<double> pos;  // pos_err_x1, O0, per value
+  };
+  for (const expected& x : {expected{"SF", "2.5,7.5", {1.38099e-3, 4.07128e-3}},
+                            expected{"FF", "2,10", {2.11750e-3, 3.86486e-2}}}) {
+    const errors e = run_sweep(dir / x.sync, x.sync, 0, x.values, x.pos.size(),
+                               {"--set", "run.fast_step_timing=table1"});
+    ASSERT_EQ(e.pos.size(), x.pos.size()) << x.sync;
+    for (std::size_t i = 0; i < x.pos.size(); ++i)
+      EXPECT_NEAR(e.pos[i], x.pos[i], 0.01 * x.pos[i]) << x.sync << " row " << i;
+  }
+}

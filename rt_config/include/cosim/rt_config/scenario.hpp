@@ -34,6 +34,8 @@ struct run_config {
   // run.delivery = "fast-step": H is the fastest step; slower subsystems step on their own
   // grid, ahead (slowest-first) or behind (fastest-first), 004 Sect. 2.1.
   bool fast_step = false;
+  // run.fast_step_timing = "table1": the fast side sees the slow samples as in 004 Table 1.
+  bool table1_timing = false;
   iteration_options iteration;  // run.iterations etc. (offline only)
 };
 

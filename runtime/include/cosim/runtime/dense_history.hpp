@@ -16,6 +16,16 @@
 
 namespace cosim {
 
+/// Which sample ends the polynomial's points (t_P) for an evaluation at t.
+enum class dense_points : std::uint8_t {
+  first_after,  // the first sample after t: a slow consumer of fast samples (004 Sect. 2.1)
+  // 004 Table 1 seen from the fast side, whose evaluation at t finds only the slow samples
+  // stepped while t2 < t (slowest-first: up to the first at or after t) or t2 + h2 < t
+  // (fastest-first: those before t); the runtime may already hold later ones.
+  first_at_or_after,
+  last_before,
+};
+
 class dense_history {
  public:
   /// Keeps the newest `n` samples (0 = disabled).
@@ -29,6 +39,7 @@ class dense_history {
   [[nodiscard]] std::size_t capacity() const noexcept { return t_.size(); }
   [[nodiscard]] std::size_t size() const noexcept { return count_; }
   void reset() noexcept { count_ = 0; }
+  void set_points(dense_points p) noexcept { points_ = p; }
 
   /// Appends a sample (strictly later than the newest) or, at the newest time, replaces it.
   void push(time_point t, double v) noexcept {
@@ -47,12 +58,22 @@ class dense_history {
   }
 
   /// Order-`order` Lagrange polynomial at t on 004's points: the first sample after t (or
-  /// the newest, when t is at or past it) and the `order` samples before it.
+  /// the newest, when t is at or past it) and the `order` samples before it; set_points
+  /// chooses another t_P.
   [[nodiscard]] double value_at(time_point t, int order) const noexcept {
     const std::int64_t te = t.time_since_epoch().count();
     std::size_t last = count_ - 1;  // t_P
-    // Walk back while the sample before `last` is still after t.
-    while (last > 0 && at_t(last - 1) > te) --last;
+    switch (points_) {
+      case dense_points::first_after:  // walk back while the sample before is still after t
+        while (last > 0 && at_t(last - 1) > te) --last;
+        break;
+      case dense_points::first_at_or_after:
+        while (last > 0 && at_t(last - 1) >= te) --last;
+        break;
+      case dense_points::last_before:  // the oldest when none is before t (the start)
+        while (last > 0 && at_t(last) >= te) --last;
+        break;
+    }
     const std::size_t want = static_cast<std::size_t>(order) + 1;
     const std::size_t n = want < last + 1 ? want : last + 1;
     if (n <= 1) return v_[index(last)];
@@ -73,6 +94,7 @@ class dense_history {
   std::vector<double> v_;
   std::size_t head_ = 0;   // oldest sample
   std::size_t count_ = 0;  // samples held
+  dense_points points_ = dense_points::first_after;
 };
 
 }  // namespace cosim

@@ -76,7 +76,10 @@ class input_port {
 
   /// Keep the newest n samples and evaluate on 004's polynomial points (dense_history.hpp);
   /// for a slow consumer of fast-step samples. Setup only (allocates).
-  void keep_dense_history(std::size_t n) { dense_.reserve(n); }
+  void keep_dense_history(std::size_t n, dense_points p = dense_points::first_after) {
+    dense_.reserve(n);
+    dense_.set_points(p);
+  }
 
   void receive(time_point t, double value) noexcept {
     if (dense_.enabled()) dense_.push(t, value);
