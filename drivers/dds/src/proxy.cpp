@@ -164,6 +164,14 @@ class remote_proxy final : public subsystem {
     pack_inputs();
     cmd_->t_out_ns = t.time_since_epoch().count();
     cmd_->k = 0;
+    // Before start() this is the start-up exchange at t0 (initialize_and_exchange): a setup
+    // exchange like initialize's, never held. Held, it would leave initialize's reply (outputs
+    // not yet evaluated, e.g. a force of 0) in the t0 row and in the t0 delivery to the
+    // other subsystems; a failure here is reported by start().
+    if (stop_ == nullptr) {
+      if (exchange(cmd_update, o_.discovery_timeout_ns, false)) apply_reply();
+      return;
+    }
     if (exchange(cmd_update) && !held_) apply_reply();
   }
 
