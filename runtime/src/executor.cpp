@@ -226,6 +226,7 @@ void initialize_and_exchange(system& sys, const run_plan& plan) {
   // Start-up exchange in scheme order, so that feedthrough outputs at t0 see their
   // producers' initial values.
   for (std::size_t i = 0; i < sys.size(); ++i) sys.at(i).initialize(plan.start);
+  sys.resolve_routes();
   for (std::size_t i : plan.order) {
     sys.at(i).update_outputs(plan.start);
     scheme::deliver(sys, i, plan.start);

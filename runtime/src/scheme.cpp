@@ -82,6 +82,26 @@ duration internal_step(const subsystem& s) noexcept {
 void deliver(system& sys, std::size_t from, time_point t) noexcept {
   subsystem& producer = sys.at(from);
   const time_point ts = sample_time(producer, t);
+  if (sys.routes_resolved()) {
+    // What the lookups below deliver, through the routes resolved before the run.
+    const multirate_state& m = producer.multirate();
+    const bool smoothing = m.options().smoothing;
+    const bool averaged = smoothing && m.has_average();
+    for (const route& r : sys.routes_from(from)) {
+      const double v = averaged ? m.average(r.output) : *r.value;
+      input_port& port = *r.port;
+      // As delivered_derivatives(): only for an extrapolating port without a source.
+      if (r.derivatives && !smoothing && port.order() != 0 && port.source() == nullptr) {
+        const std::span<const double> d = producer.output_derivatives(r.output);
+        if (!d.empty()) {
+          port.receive(ts, v, d);
+          continue;
+        }
+      }
+      port.receive(ts, v);
+    }
+    return;
+  }
   for (const connection& c : sys.connections_from(from)) {
     input_port& port = sys.at(c.to).input(c.input);
     const double v = delivered_output(producer, c.output);

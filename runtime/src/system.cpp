@@ -56,7 +56,19 @@ std::size_t system::connect(const std::string& from, const std::string& to) {
   connections_.push_back(c);
   if (outgoing_.size() <= c.from) outgoing_.resize(c.from + 1);
   outgoing_[c.from].push_back(c);
+  routes_resolved_ = false;
   return connections_.size() - 1;
+}
+
+void system::resolve_routes() {
+  routes_.assign(outgoing_.size(), {});
+  for (std::size_t p = 0; p < outgoing_.size(); ++p) {
+    subsystem& producer = *subsystems_[p];
+    for (const connection& c : outgoing_[p])
+      routes_[p].push_back({&subsystems_[c.to]->input(c.input), &producer.outputs()[c.output],
+                            c.output, producer.output_desc(c.output).derivative_order > 0});
+  }
+  routes_resolved_ = true;
 }
 
 std::size_t system::connection_to(const std::string& to) const {

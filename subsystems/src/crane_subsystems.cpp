@@ -192,7 +192,8 @@ bool hydraulic_cylinder::do_steps(time_point t, duration h, std::int64_t k) noex
   double p1 = p1_, p2 = p2_;
   bool ok = true;
   constexpr std::int64_t batch = 16;
-  std::array<double, batch> kappa{};
+  // Not zeroed: values_at fills what the loop reads.
+  std::array<double, batch> kappa;  // NOLINT(cppcoreguidelines-pro-type-member-init)
   for (std::int64_t j0 = 0; j0 < k && ok; j0 += batch) {
     const std::int64_t n = std::min(batch, k - j0);
     input(in_kappa).values_at(t + j0 * h, h, static_cast<std::size_t>(n), kappa.data());

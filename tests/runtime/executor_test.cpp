@@ -669,6 +669,19 @@ TEST(Executor, EachProducerDeliversToItsOwnConsumersOnly) {
     EXPECT_EQ(sink.at(n, "c"), x - 1.0) << "row " << n;
     EXPECT_EQ(sink.at(n, "b"), x - 2.0) << "row " << n;
   }
+  // The run resolved the connections into routes (pointers to the consumers' ports and the
+  // producers' outputs); a new connection drops them until the next run.
+  ASSERT_TRUE(sys.routes_resolved());
+  const auto routes = sys.routes_from(1);
+  ASSERT_EQ(routes.size(), 2u);
+  EXPECT_EQ(routes[0].port, &sys.at(2).input(0));
+  EXPECT_EQ(routes[1].port, &sys.at(3).input(0));
+  EXPECT_EQ(routes[0].value, &sys.at(1).outputs()[0]);
+  EXPECT_FALSE(routes[0].derivatives);
+  add(sys, std::make_unique<echo_sub>("d"), H);
+  sys.connect("b.y", "d.u");
+  EXPECT_FALSE(sys.routes_resolved());
+  EXPECT_TRUE(sys.routes_from(1).empty());
 }
 
 TEST(Executor, UnconnectedInputIsRejectedBeforeRecording) {

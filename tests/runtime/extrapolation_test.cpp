@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -151,6 +152,27 @@ TEST(SampleHistory, UsesTheNewestOrderPlusOneSamplesAndKeepsAtMostFive) {
   EXPECT_NEAR(h.value_at(time_point{duration{7 * ms}}, 4), q(7), 1e-10);
   h.reset();
   EXPECT_EQ(h.size(), 0);
+}
+
+TEST(SampleHistory, StaysExactOverManyWrapsOfItsRing) {
+  // The history is a ring: after every push, order 3 through the newest four samples of a
+  // cubic is exact (to rounding), however often the ring has wrapped; a replaced newest
+  // sample (re-delivery at the same time) is the one the polynomial goes through.
+  auto c = [](double u) { return 1.0 - 2.0 * u + 0.25 * u * u - 0.01 * u * u * u; };
+  sample_history h;
+  for (int k = 0; k < 23; ++k) {
+    h.push(time_point{duration{k * ms}}, k % 3 == 0 ? 1e9 : c(k));
+    if (k % 3 == 0) h.replace_newest(c(k));
+    EXPECT_EQ(h.newest(), c(k));
+    EXPECT_EQ(h.newest_time(), time_point{duration{k * ms}});
+    EXPECT_EQ(h.size(), std::min(k + 1, sample_history::capacity));
+    if (k >= 3) {
+      EXPECT_NEAR(h.value_at(time_point{duration{(k + 1) * ms}}, 3), c(k + 1), 1e-9) << k;
+      EXPECT_NEAR(h.value_at(time_point{duration{(k + 1) * ms}}, 4), c(k + 1), 1e-9) << k;
+      // Order 1: the secant through the newest two.
+      EXPECT_NEAR(h.value_at(time_point{duration{(k + 1) * ms}}, 1), 2.0 * c(k) - c(k - 1), 1e-9);
+    }
+  }
 }
 
 TEST(SampleHistory, FewerSamplesThanOrderUsesWhatExists) {

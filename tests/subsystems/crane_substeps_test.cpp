@@ -103,3 +103,30 @@ TEST(HydraulicSubsteps, ManoeuvreValuesEqualValue) {
   // The valve opening of 003 Eq. (19) lies in the batch: not a constant sequence.
   EXPECT_NE(v.front(), v.back());
 }
+
+TEST(HydraulicSubsteps, ManoeuvreBatchesAcrossEveryPieceOfM1EqualValue) {
+  // values() fills a batch lying on one constant piece of 003 Eq. (19) at once: batches
+  // starting at every sub-step around both ramps (t_a = 2 s, t_b = 6 s, t_r = 1 ms) must
+  // still equal value() sample by sample, and the pieces hold k0, k0 - 0.01, k0 + 0.02.
+  const double k0 = 0.45;
+  const manoeuvre m(manoeuvre_kind::m1, k0);
+  const duration h = to_duration(2e-4);
+  std::array<double, 16> v{};
+  for (const double around : {2.0, 6.0}) {
+    for (std::int64_t i = -20; i <= 20; ++i) {
+      const time_point t = time_point{to_duration(around)} + i * h;
+      for (const std::size_t n : {std::size_t{1}, std::size_t{5}, std::size_t{16}}) {
+        m.values(t, h, n, v.data());
+        for (std::size_t j = 0; j < n; ++j)
+          ASSERT_EQ(v[j], m.value(t + static_cast<std::int64_t>(j) * h))
+              << "batch at " << to_seconds(t) << " s, n " << n << ", j " << j;
+      }
+    }
+  }
+  m.values(time_point{to_duration(1.0)}, h, 16, v.data());
+  EXPECT_EQ(v[15], k0);
+  m.values(time_point{to_duration(4.0)}, h, 16, v.data());
+  EXPECT_NEAR(v[15], k0 - 0.01, 1e-15);
+  m.values(time_point{to_duration(8.0)}, h, 16, v.data());
+  EXPECT_NEAR(v[15], k0 + 0.02, 1e-15);
+}

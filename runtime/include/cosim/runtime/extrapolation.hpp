@@ -45,20 +45,18 @@ class sample_history {
 
   void push(time_point t, double v) noexcept {
     derivs_ = 0;
-    if (count_ == capacity) {
-      for (int i = 1; i < capacity; ++i) {
-        t_[i - 1] = t_[i];
-        v_[i - 1] = v_[i];
-      }
-      --count_;
-    }
-    t_[count_] = t.time_since_epoch().count();
-    v_[count_] = v;
-    ++count_;
+    newest_ = newest_ + 1 == capacity ? 0 : newest_ + 1;
+    const std::int64_t tn = t.time_since_epoch().count();
+    t_[newest_] = tn;
+    t_[newest_ + capacity] = tn;
+    v_[newest_] = v;
+    v_[newest_ + capacity] = v;
+    if (count_ < capacity) ++count_;
   }
 
   void replace_newest(double v) noexcept {
-    v_[count_ - 1] = v;
+    v_[newest_] = v;
+    v_[newest_ + capacity] = v;
     derivs_ = 0;
   }
 
@@ -71,32 +69,37 @@ class sample_history {
   [[nodiscard]] int newest_derivatives() const noexcept { return derivs_; }
 
   [[nodiscard]] int size() const noexcept { return count_; }
-  [[nodiscard]] double newest() const noexcept { return v_[count_ - 1]; }
-  [[nodiscard]] time_point newest_time() const noexcept {
-    return time_point{duration{t_[count_ - 1]}};
-  }
+  [[nodiscard]] double newest() const noexcept { return v_[last()]; }
+  [[nodiscard]] time_point newest_time() const noexcept { return time_point{duration{t_[last()]}}; }
 
   /// Order-`order` extrapolation (or interpolation) at t, using as many samples as exist
   /// up to order+1. Requires size() > 0.
   [[nodiscard]] double value_at(time_point t, int order) const noexcept {
     if (derivs_ > 0 && order > 0) return taylor_at(t, order < derivs_ ? order : derivs_);
     const int n = (order + 1 < count_) ? order + 1 : count_;
-    if (n <= 1) return v_[count_ - 1];
-    const int first = count_ - n;
+    if (n <= 1) return v_[last()];
+    const int first = last() + 1 - n;  // the newest n samples, oldest first
     return lagrange_eval(&t_[first], &v_[first], n, t.time_since_epoch().count());
   }
 
  private:
   // v + d1 x + d2 x^2 / 2! + ... + dm x^m / m!, x = t - newest time, in Horner form.
   [[nodiscard]] double taylor_at(time_point t, int m) const noexcept {
-    const double x = static_cast<double>(t.time_since_epoch().count() - t_[count_ - 1]) * 1e-9;
+    const double x = static_cast<double>(t.time_since_epoch().count() - t_[last()]) * 1e-9;
     double sum = d_[m - 1];
     for (int i = m - 1; i >= 1; --i) sum = d_[i - 1] + sum * x / static_cast<double>(i + 1);
-    return v_[count_ - 1] + sum * x;
+    return v_[last()] + sum * x;
   }
+  // Index of the newest sample in the upper copy: the newest n samples are t_[last() - n + 1]
+  // .. t_[last()], in time order.
+  [[nodiscard]] int last() const noexcept { return newest_ + capacity; }
 
-  std::array<std::int64_t, capacity> t_{};
-  std::array<double, capacity> v_{};
+  // A ring of `capacity` slots stored twice (slot i at i and i + capacity), so the newest
+  // samples are always contiguous for lagrange_eval and a push writes two slots instead of
+  // shifting the history (one push per input per macro step on the real-time path).
+  std::array<std::int64_t, 2 * capacity> t_{};
+  std::array<double, 2 * capacity> v_{};
+  int newest_ = capacity - 1;  // slot of the newest sample
   int count_ = 0;
   std::array<double, max_extrapolation_order> d_{};  // the newest sample's derivatives
   int derivs_ = 0;

@@ -54,10 +54,16 @@ class input_port {
 
   [[nodiscard]] const port_desc& desc() const noexcept { return desc_; }
 
-  void set_order(int order) noexcept { order_ = order; }
+  void set_order(int order) noexcept {
+    order_ = order;
+    held_ = compute_held();
+  }
   [[nodiscard]] int order() const noexcept { return order_; }
 
-  void bind_source(const signal_source* source) noexcept { source_ = source; }
+  void bind_source(const signal_source* source) noexcept {
+    source_ = source;
+    held_ = compute_held();
+  }
   [[nodiscard]] const signal_source* source() const noexcept { return source_; }
   [[nodiscard]] bool connected() const noexcept { return connected_ || source_ != nullptr; }
   void mark_connected() noexcept { connected_ = true; }
@@ -79,6 +85,7 @@ class input_port {
   void keep_dense_history(std::size_t n, dense_points p = dense_points::first_after) {
     dense_.reserve(n);
     dense_.set_points(p);
+    held_ = compute_held();
   }
 
   void receive(time_point t, double value) noexcept {
@@ -100,11 +107,13 @@ class input_port {
   /// True if value_at(t) is the newest sample for every t until the next receive()
   /// (zero-order hold, no signal source, no dense history: 004's O0 there takes the first
   /// sample after t).
-  [[nodiscard]] bool held() const noexcept {
-    return source_ == nullptr && order_ == 0 && !dense_.enabled();
-  }
+  [[nodiscard]] bool held() const noexcept { return held_; }
 
   [[nodiscard]] double value_at(time_point t) const noexcept {
+    if (held_) {
+      const double v = history_.newest();  // history_.value_at(t, 0) with one check
+      return corrected_ ? v + correction_ : v;
+    }
     if (source_ != nullptr) return source_->value(t);
     if (dense_.enabled() && history_.newest_derivatives() == 0) {
       const double d = dense_.value_at(t, order_);
@@ -137,6 +146,10 @@ class input_port {
   [[nodiscard]] const sample_history& history() const noexcept { return history_; }
 
  private:
+  [[nodiscard]] bool compute_held() const noexcept {
+    return source_ == nullptr && order_ == 0 && !dense_.enabled();
+  }
+
   port_desc desc_;
   sample_history history_;
   dense_history dense_;
@@ -144,6 +157,7 @@ class input_port {
   int order_ = 0;
   double correction_ = 0.0;
   bool corrected_ = false;
+  bool held_ = true;  // compute_held(), kept by the setters: value_at's common case
   bool connected_ = false;
   bool keeps_start_ = false;
 };

@@ -18,6 +18,15 @@ struct connection {
   std::size_t input = 0;
 };
 
+/// A connection resolved for delivery (scheme::deliver): the consumer's input port and the
+/// producer's output value as pointers, so a macro step does no index lookups.
+struct route {
+  input_port* port = nullptr;
+  const double* value = nullptr;  // the producer's output
+  std::size_t output = 0;
+  bool derivatives = false;  // the output declares time derivatives (port_desc::derivative_order)
+};
+
 /// One effort/flow pair of a power bond: power = gain * effort * flow. The effort travels
 /// on connection `effort` (producer -> consumer) and the flow on `flow` in the opposite
 /// direction.
@@ -59,6 +68,15 @@ class system {
     return from < outgoing_.size() ? std::span<const connection>(outgoing_[from])
                                    : std::span<const connection>();
   }
+  /// Resolves every connection into a route (setup only: allocates). Ports and outputs must
+  /// not be added afterwards; connect() drops the routes until the next call.
+  void resolve_routes();
+  /// Producer `from`'s connections as routes, in connection order; empty until
+  /// resolve_routes() (scheme::deliver then walks connections_from()).
+  [[nodiscard]] std::span<const route> routes_from(std::size_t from) const noexcept {
+    return from < routes_.size() ? std::span<const route>(routes_[from]) : std::span<const route>();
+  }
+  [[nodiscard]] bool routes_resolved() const noexcept { return routes_resolved_; }
   /// Connection feeding the given "subsystem.port" input; throws if none.
   [[nodiscard]] std::size_t connection_to(const std::string& to) const;
 
@@ -76,6 +94,8 @@ class system {
   std::vector<std::unique_ptr<subsystem>> subsystems_;
   std::vector<connection> connections_;
   std::vector<std::vector<connection>> outgoing_;  // connections_ per producer (deliver)
+  std::vector<std::vector<route>> routes_;         // outgoing_ resolved (resolve_routes)
+  bool routes_resolved_ = false;
   std::vector<power_bond> bonds_;
   std::vector<probe> probes_;
 };

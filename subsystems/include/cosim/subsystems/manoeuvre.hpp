@@ -20,6 +20,8 @@ class manoeuvre final : public signal_source {
   void values(time_point t, duration h, std::size_t n, double* out) const noexcept override;
   [[nodiscard]] static double m1(double t, double kappa0) noexcept;
   [[nodiscard]] static double m2(double t, double kappa0) noexcept;
+  /// Which piece of 003 Eq. (19) holds at t: 0, 2, 4 the constant ones, -1 a ramp.
+  [[nodiscard]] static int m1_piece(double t) noexcept;
   /// kappa(t) of `kind` (M1, M2, or kappa0 held) at t seconds.
   [[nodiscard]] static double at(manoeuvre_kind kind, double t, double kappa0) noexcept;
 
