@@ -97,8 +97,9 @@ class sample_history {
   // A ring of `capacity` slots stored twice (slot i at i and i + capacity), so the newest
   // samples are always contiguous for lagrange_eval and a push writes two slots instead of
   // shifting the history (one push per input per macro step on the real-time path).
-  std::array<std::int64_t, 2 * capacity> t_{};
-  std::array<double, 2 * capacity> v_{};
+  static constexpr std::size_t slots = 2 * static_cast<std::size_t>(capacity);
+  std::array<std::int64_t, slots> t_{};
+  std::array<double, slots> v_{};
   int newest_ = capacity - 1;  // slot of the newest sample
   int count_ = 0;
   std::array<double, max_extrapolation_order> d_{};  // the newest sample's derivatives
