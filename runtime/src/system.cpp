@@ -56,6 +56,7 @@ std::size_t system::connect(const std::string& from, const std::string& to) {
   connections_.push_back(c);
   if (outgoing_.size() <= c.from) outgoing_.resize(c.from + 1);
   outgoing_[c.from].push_back(c);
+  routes_.clear();  // resolved again by the next run (resolve_routes)
   routes_resolved_ = false;
   return connections_.size() - 1;
 }
