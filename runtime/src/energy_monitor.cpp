@@ -41,11 +41,6 @@ energy_monitor::energy_monitor(system& sys, output_locator locate, void* ctx) {
     COSIM_INPUT_CHECK(capture_count(i) <= max_captures, errc::model,
                       "subsystem '" + sys.at(i).name() + "' has too many power-bond inputs");
   bond_dP_prev_.assign(bond_totals_.size(), 0.0);
-  bond_end_.assign(bond_totals_.size(), 0);
-  for (std::size_t b = 0, k = 0; b < bond_end_.size(); ++b) {
-    while (k < terms_.size() && terms_[k].bond == b) ++k;
-    bond_end_[b] = k;  // a bond without terms ends where the previous one did
-  }
 }
 
 // Captures of subsystem s are ordered by term, effort before flow.
@@ -63,29 +58,26 @@ void energy_monitor::store_captures(std::size_t s, const double* values) noexcep
 
 void energy_monitor::close_step(duration H) noexcept {
   const double h = to_seconds(H);
-  // Sums in locals (the output pointers could alias members, forcing reloads), in the
-  // same order as always, so the numbers are unchanged.
-  double dP_all = 0.0, dE_all = 0.0, sum_abs_dE = sum_abs_dE_;
-  const term* tm = terms_.data();
+  dP_ = 0.0;
+  dE_ = 0.0;
+  // A bond's terms are consecutive in terms_ (built bond by bond): one pass, no zeroing.
+  std::size_t k = 0;
   for (std::size_t b = 0; b < bond_totals_.size(); ++b) {
     double dP = 0.0;
-    // A bond's terms are consecutive in terms_ (built bond by bond), ending at bond_end_[b].
-    for (const term* end = terms_.data() + bond_end_[b]; tm != end; ++tm)
+    for (; k < terms_.size() && terms_[k].bond == b; ++k) {
+      const term& tm = terms_[k];
       // Power received by the flow producer minus power sent by the effort producer.
-      dP += tm->gain * (tm->effort_used * *tm->flow_out - *tm->effort_out * tm->flow_used);
+      dP += tm.gain * (tm.effort_used * *tm.flow_out - *tm.effort_out * tm.flow_used);
+    }
     const double dE = trapezoid_ ? 0.5 * h * (bond_dP_prev_[b] + dP)  // 002 Eq. (11)
                                  : h * dP;                            // 002 Eq. (10)
     bond_dP_prev_[b] = dP;
-    bond_totals& bt = bond_totals_[b];
-    bt.sum_abs_dE += std::abs(dE);
-    if (std::abs(dP) > bt.max_abs_dP) bt.max_abs_dP = std::abs(dP);
-    dP_all += dP;
-    dE_all += dE;
-    sum_abs_dE += std::abs(dE);
+    bond_totals_[b].sum_abs_dE += std::abs(dE);
+    if (std::abs(dP) > bond_totals_[b].max_abs_dP) bond_totals_[b].max_abs_dP = std::abs(dP);
+    dP_ += dP;
+    dE_ += dE;
+    sum_abs_dE_ += std::abs(dE);
   }
-  dP_ = dP_all;
-  dE_ = dE_all;
-  sum_abs_dE_ = sum_abs_dE;
   if (std::abs(dP_) > max_abs_dP_ || std::isnan(dP_)) max_abs_dP_ = std::abs(dP_);
 }
 

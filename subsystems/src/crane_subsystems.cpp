@@ -60,7 +60,8 @@ void crane_multibody::do_initialize(time_point t0) {
   }
 }
 
-void crane_multibody::refresh_kinematics() noexcept {
+// Inlined into do_step (one call per sub-step less each); used in this file only.
+[[gnu::always_inline]] inline void crane_multibody::refresh_kinematics() noexcept {
   const actuator_kinematics k = actuator1(mp_, q_[0]);
   s_ = k.s;
   sd_ = k.ds_dth1 * qd_[0];  // 003 Eq. (4)
@@ -70,7 +71,8 @@ void crane_multibody::refresh_kinematics() noexcept {
   th2d_ = qd_[1];
 }
 
-vec2 crane_multibody::accelerations(const vec2& q, const vec2& qd, time_point t) const noexcept {
+[[gnu::always_inline]] inline vec2 crane_multibody::accelerations(const vec2& q, const vec2& qd,
+                                                                  time_point t) const noexcept {
   // The inputs first: reading one may call a signal source, after which q would be reloaded
   // and cos(th1) no longer shared between actuator1 and gravity_forces.
   double fh = 0.0, p1 = 0.0, p2 = 0.0;

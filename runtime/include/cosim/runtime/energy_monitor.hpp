@@ -69,7 +69,6 @@ class energy_monitor {
   std::vector<std::vector<capture>> captures_;  // per consumer subsystem, term order
   std::vector<bond_totals> bond_totals_;
   std::vector<double> bond_dP_prev_;
-  std::vector<std::size_t> bond_end_;  // one past each bond's last term in terms_
   bool trapezoid_ = false;
   double dP_ = 0.0, dE_ = 0.0, sum_abs_dE_ = 0.0, max_abs_dP_ = 0.0;
 };

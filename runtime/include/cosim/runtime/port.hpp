@@ -110,17 +110,12 @@ class input_port {
   [[nodiscard]] bool held() const noexcept { return held_; }
 
   [[nodiscard]] double value_at(time_point t) const noexcept {
+    // The common case small enough to inline at every caller; the rest in extrapolated_at.
     if (held_) {
       const double v = history_.newest();  // history_.value_at(t, 0) with one check
       return corrected_ ? v + correction_ : v;
     }
-    if (source_ != nullptr) return source_->value(t);
-    if (dense_.enabled() && history_.newest_derivatives() == 0) {
-      const double d = dense_.value_at(t, order_);
-      return corrected_ ? d + correction_ : d;
-    }
-    const double v = history_.value_at(t, order_);
-    return corrected_ ? v + correction_ : v;  // branch: off leaves every value bit for bit
+    return extrapolated_at(t);
   }
   /// out[j] = value_at(t + j h) for j = 0..n-1; a signal source answers in one call.
   void values_at(time_point t, duration h, std::size_t n, double* out) const noexcept {
@@ -146,6 +141,15 @@ class input_port {
   [[nodiscard]] const sample_history& history() const noexcept { return history_; }
 
  private:
+  [[nodiscard]] double extrapolated_at(time_point t) const noexcept {
+    if (source_ != nullptr) return source_->value(t);
+    if (dense_.enabled() && history_.newest_derivatives() == 0) {
+      const double d = dense_.value_at(t, order_);
+      return corrected_ ? d + correction_ : d;
+    }
+    const double v = history_.value_at(t, order_);
+    return corrected_ ? v + correction_ : v;  // branch: off leaves every value bit for bit
+  }
   [[nodiscard]] bool compute_held() const noexcept {
     return source_ == nullptr && order_ == 0 && !dense_.enabled();
   }
