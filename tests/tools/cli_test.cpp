@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "process_support.hpp"
 #include "temp_dir.hpp"
 
 namespace {
@@ -236,6 +237,50 @@ TEST(Cli, UnstableRunExitsOneKeepingRowsBeforeTheStop) {
   EXPECT_LT(c.rows.back()[0], 10.0);
   EXPECT_LT(c.rows.back()[0], stop);
   EXPECT_NEAR(c.rows.back()[0], stop - 0.04, 1e-9);  // every step before the stop is kept
+}
+
+TEST(Cli, RunProgressFollowsSimulatedTimeToTheStop) {
+  temp_dir dir;
+  // stderr is a file here: no progress line unless forced.
+  const result quiet = cosim(dir, "run " + scenarios + "crane_m1_fs.toml --out q");
+  ASSERT_EQ(quiet.code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err.find("ms simulated"), std::string::npos) << quiet.err;
+
+  const result done = cosim(dir, "run " + scenarios + "crane_m1_fs.toml --progress --out d");
+  ASSERT_EQ(done.code, 0) << done.err;
+  EXPECT_NE(done.err.find("\rcosim run crane_m1_fs: 0/10000 ms simulated, "), std::string::npos)
+      << done.err;
+  EXPECT_NE(done.err.find("\rcosim run crane_m1_fs: 10000/10000 ms simulated, "), std::string::npos)
+      << done.err;
+  EXPECT_NE(done.err.find(" elapsed, completed\n"), std::string::npos) << done.err;
+
+  // A diverging run: the line ends at the last row kept (one step before the stop) and
+  // names the status and reason of summary.json.
+  const result bad = cosim(
+      dir, "run " + scenarios + "crane_m1_fs.toml --set run.macro_step=0.04 --progress --out b");
+  ASSERT_EQ(bad.code, 1) << bad.err;
+  const csv c = read_csv(dir / "b/results.csv");
+  ASSERT_FALSE(c.rows.empty());
+  const long last_ms = std::lround(c.rows.back()[0] * 1e3);
+  ASSERT_LT(last_ms, 10000);
+  const std::string line =
+      "\rcosim run crane_m1_fs: " + std::to_string(last_ms) + "/10000 ms simulated, ";
+  const std::size_t at = bad.err.rfind(line);
+  ASSERT_NE(at, std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find(" elapsed, diverged (non_finite)\n", at), std::string::npos) << bad.err;
+  EXPECT_EQ(cosim(dir, "run " + scenarios + "crane_m1_fs.toml --progress --no-progress").code, 2);
+}
+
+TEST(Cli, RunProgressOnATerminalByDefault) {
+  temp_dir dir;
+  const auto r = cosim::test_process::run_on_pty(
+      {exe, "run", scenarios + "crane_m1_fs.toml", "--set", "run.duration=2", "--out", dir / "t"},
+      dir / "stdout", std::chrono::seconds(60));
+  EXPECT_EQ(r.code, 0) << r.terminal;
+  EXPECT_NE(r.terminal.find("\rcosim run crane_m1_fs: 2000/2000 ms simulated, "), std::string::npos)
+      << r.terminal;
+  // The line is stderr's: stdout (the summary lines) has none of it.
+  EXPECT_EQ(slurp(dir / "stdout").find("ms simulated"), std::string::npos);
 }
 
 /// Parses compare's table (the lines after its header): column -> (max_abs, rms).

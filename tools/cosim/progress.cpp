@@ -56,9 +56,21 @@ progress::~progress() {
 void progress::tick() {
   std::unique_lock<std::mutex> lock(m_);
   while (!finished_) {
-    cv_.wait_for(lock, std::chrono::seconds(1));
-    if (!finished_) draw_locked("");
+    cv_.wait_for(lock, period_);
+    if (finished_) break;
+    if (done_now_) done_ = done_now_();
+    draw_locked("");
   }
+}
+
+void progress::follow(std::function<std::size_t()> done_now, std::chrono::milliseconds period) {
+  if (!enabled_) return;
+  {
+    const std::lock_guard<std::mutex> lock(m_);
+    done_now_ = std::move(done_now);
+    period_ = period;
+  }
+  cv_.notify_all();
 }
 
 void progress::advance(std::size_t n) {
@@ -76,6 +88,7 @@ void progress::finish(const std::string& note) {
     const std::lock_guard<std::mutex> lock(m_);
     if (finished_) return;
     finished_ = true;
+    if (done_now_) done_ = done_now_();
     draw_locked(note);
     std::fputc('\n', stderr);
     std::fflush(stderr);

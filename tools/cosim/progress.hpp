@@ -1,11 +1,12 @@
 #pragma once
-// One progress line for cosim sweep and cosim tune: done/total, elapsed time and an estimate
+// One progress line for cosim run, sweep and tune: done/total, elapsed time and an estimate
 // of the time left, on stderr, rewritten in place with '\r'. Shown only when stderr is a
 // terminal (a log file or a pipe gets no progress noise) unless --progress / --no-progress
 // say otherwise.
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -34,6 +35,9 @@ class progress {
 
   /// Thread-safe: n more done. Redraws at most every 100 ms and on the last one.
   void advance(std::size_t n = 1);
+  /// From now on the count is `done_now()`, read every `period` (for work counted
+  /// elsewhere, e.g. the simulated time a run's recording thread has reached).
+  void follow(std::function<std::size_t()> done_now, std::chrono::milliseconds period);
   /// The final line (with `note`, e.g. "interrupted", if not empty) and a newline, so that
   /// what follows starts on a fresh line. Idempotent.
   void finish(const std::string& note = "");
@@ -50,9 +54,11 @@ class progress {
   bool finished_ = false;
   std::chrono::steady_clock::time_point t0_, last_draw_;
   std::size_t last_len_ = 0;
+  std::function<std::size_t()> done_now_;
+  std::chrono::milliseconds period_{1000};
   std::mutex m_;
   std::condition_variable cv_;
-  // Redraws once a second so that elapsed time moves during long runs.
+  // Redraws every period_ (a second unless followed) so that elapsed time moves.
   std::thread ticker_;
 };
 

@@ -1,12 +1,17 @@
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
+#include <algorithm>
 #include <fstream>
+#include <memory>
 
 #include "commands.hpp"
 #include "cosim/drivers/udp_driver.hpp"
@@ -15,6 +20,7 @@
 #include "cosim/runtime/json_writer.hpp"
 #include "cosim/runtime/threaded_executor.hpp"
 #include "dashboard.hpp"
+#include "progress.hpp"
 
 namespace cosim::cli {
 
@@ -30,6 +36,38 @@ extern "C" void on_stop_signal(int sig) {
   operator_stop_source.raise(stop_cause::operator_signal, sig);
 }
 
+/// The simulated time the recording has reached, for the progress line: one relaxed
+/// atomic store per row (on the recording thread, never a subsystem thread), read by the
+/// progress line's own thread. Passes every row on to `next` (the dashboard), if any.
+class progress_sink final : public row_sink {
+ public:
+  explicit progress_sink(row_sink* next) : next_(next) {}
+  void begin(std::span<const std::string> columns) override {
+    if (next_ != nullptr) next_->begin(columns);
+  }
+  void write(std::span<const double> row) noexcept override {
+    t_.store(row[0], std::memory_order_relaxed);
+    if (next_ != nullptr) next_->write(row);
+  }
+  void end() override {
+    if (next_ != nullptr) next_->end();
+  }
+  [[nodiscard]] bool failed() const noexcept override {
+    return next_ != nullptr && next_->failed();
+  }
+  [[nodiscard]] double time() const noexcept { return t_.load(std::memory_order_relaxed); }
+
+ private:
+  row_sink* next_;
+  std::atomic<double> t_{0.0};
+};
+static_assert(std::atomic<double>::is_always_lock_free);
+
+/// Milliseconds of simulated time, the progress line's unit (runs are 1 ms to 1e9 s long).
+std::size_t sim_ms(double t) {
+  return t > 0.0 ? static_cast<std::size_t>(std::llround(t * 1e3)) : std::size_t{0};
+}
+
 }  // namespace
 
 stop_source& operator_stop() noexcept {
@@ -43,6 +81,77 @@ void install_signal_handlers() {
   // SIGHUP: a dropped ssh session must end the run in order, not kill it without summary.
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
 }
+
+namespace {
+
+/// The run subcommand once its options are parsed.
+int run_main(run_request& req, bool print_system, const std::string& serve_arg, bool serve_any_arg,
+             progress_mode progress_flag) {
+  if (print_system) {
+    std::fputs(config::system_toml(config::load_scenario(req.scenario, req.sets)).c_str(), stdout);
+    return 0;
+  }
+  if (req.out_dir.empty()) req.out_dir = "results/" + fs::path(req.scenario).stem().string();
+  install_signal_handlers();
+  // --serve: bound before the run starts and before the results folder is
+  // touched, so a port in use ends here (exit 2) with nothing written.
+  std::unique_ptr<dashboard> dash;
+  if (!serve_arg.empty()) {
+    const serve_options so = parse_serve(serve_arg, serve_any_arg);
+    const config::scenario sc = config::load_scenario(req.scenario, req.sets);
+    dash = std::make_unique<dashboard>(
+        so, operator_stop(),
+        dashboard_info{fs::path(req.scenario).stem().string(), to_string(sc.run.mode),
+                       sc.run.macro_step, sc.run.duration, sc.safety.energy_residual_limit,
+                       sc.safety.residual_power_limit});
+    std::printf("dashboard: %s\n  stop token: %s\n", dash->url().c_str(), dash->token().c_str());
+    std::fflush(stdout);
+    if (req.also == nullptr) req.also = &dash->rows();
+    req.observer = &dash->observer();
+    dash->start();
+  }
+  // Progress: simulated time reached / duration, on stderr (a terminal, or
+  // --progress). The scenario is read here only when the line is wanted.
+  std::unique_ptr<progress> bar;
+  std::unique_ptr<progress_sink> follower;
+  if (progress_flag == progress_mode::on ||
+      (progress_flag == progress_mode::automatic && isatty(STDERR_FILENO) == 1)) {
+    const config::scenario sc = config::load_scenario(req.scenario, req.sets);
+    const std::size_t total = std::max<std::size_t>(sim_ms(sc.run.duration), 1);
+    bar = std::make_unique<progress>("cosim run " + fs::path(req.scenario).stem().string(),
+                                     "ms simulated", total, progress_mode::on);
+    follower = std::make_unique<progress_sink>(req.also);
+    req.also = follower.get();
+    // The last step may end past the duration (by less than a step).
+    bar->follow([f = follower.get(), total] { return std::min(sim_ms(f->time()), total); },
+                std::chrono::milliseconds(250));
+  }
+  run_report rep;
+  try {
+    rep = run_scenario(req, &operator_stop());
+  } catch (const std::exception& e) {
+    if (bar) bar->finish("error");
+    if (dash) dash->finish_error(e.what());
+    throw;
+  }
+  if (bar)
+    bar->finish(rep.outcome.status == run_status::completed
+                    ? std::string("completed")
+                    : std::string(to_string(rep.outcome.status)) + " (" + rep.outcome.stop_reason +
+                          ")");
+  if (dash) dash->finish(rep.outcome);
+  const run_outcome& o = rep.outcome;
+  std::printf("%s: %s (%s) after %.6g s simulated in %.3g s wall, %lld macro steps\n",
+              req.scenario.c_str(), to_string(o.status), o.stop_reason.c_str(), o.sim_time_s,
+              o.wall_time_s, static_cast<long long>(o.macro_steps));
+  if (!o.message.empty()) std::printf("  %s\n", o.message.c_str());
+  std::printf("  energy residual sum|dE| = %.6g J, max |dP| = %.6g W\n", o.energy_residual,
+              o.max_residual_power);
+  std::printf("  results: %s\n  summary: %s\n", rep.results_csv.c_str(), rep.summary_json.c_str());
+  return exit_code(o);
+}
+
+}  // namespace
 
 command add_run_command(CLI::App& app) {
   auto req = std::make_shared<run_request>();
@@ -75,53 +184,11 @@ command add_run_command(CLI::App& app) {
   run->add_flag("--serve-any", *serve_any,
                 "Allow --serve on a non-loopback address (the page and its stop button are then "
                 "reachable from the network, guarded by the token only)");
+  auto progress_flag = std::make_shared<progress_mode>(progress_mode::automatic);
+  add_progress_flags(*run, *progress_flag);
   run->footer(keys_help());
-  return {run, [req, print_system, serve, serve_any] {
-            if (*print_system) {
-              std::fputs(
-                  config::system_toml(config::load_scenario(req->scenario, req->sets)).c_str(),
-                  stdout);
-              return 0;
-            }
-            if (req->out_dir.empty())
-              req->out_dir = "results/" + fs::path(req->scenario).stem().string();
-            install_signal_handlers();
-            // --serve: bound before the run starts and before the results folder is
-            // touched, so a port in use ends here (exit 2) with nothing written.
-            std::unique_ptr<dashboard> dash;
-            if (!serve->empty()) {
-              const serve_options so = parse_serve(*serve, *serve_any);
-              const config::scenario sc = config::load_scenario(req->scenario, req->sets);
-              dash = std::make_unique<dashboard>(
-                  so, operator_stop(),
-                  dashboard_info{fs::path(req->scenario).stem().string(), to_string(sc.run.mode),
-                                 sc.run.macro_step, sc.run.duration,
-                                 sc.safety.energy_residual_limit, sc.safety.residual_power_limit});
-              std::printf("dashboard: %s\n  stop token: %s\n", dash->url().c_str(),
-                          dash->token().c_str());
-              std::fflush(stdout);
-              if (req->also == nullptr) req->also = &dash->rows();
-              req->observer = &dash->observer();
-              dash->start();
-            }
-            run_report rep;
-            try {
-              rep = run_scenario(*req, &operator_stop());
-            } catch (const std::exception& e) {
-              if (dash) dash->finish_error(e.what());
-              throw;
-            }
-            if (dash) dash->finish(rep.outcome);
-            const run_outcome& o = rep.outcome;
-            std::printf("%s: %s (%s) after %.6g s simulated in %.3g s wall, %lld macro steps\n",
-                        req->scenario.c_str(), to_string(o.status), o.stop_reason.c_str(),
-                        o.sim_time_s, o.wall_time_s, static_cast<long long>(o.macro_steps));
-            if (!o.message.empty()) std::printf("  %s\n", o.message.c_str());
-            std::printf("  energy residual sum|dE| = %.6g J, max |dP| = %.6g W\n",
-                        o.energy_residual, o.max_residual_power);
-            std::printf("  results: %s\n  summary: %s\n", rep.results_csv.c_str(),
-                        rep.summary_json.c_str());
-            return exit_code(o);
+  return {run, [req, print_system, serve, serve_any, progress_flag] {
+            return run_main(*req, *print_system, *serve, *serve_any, *progress_flag);
           }};
 }
 
