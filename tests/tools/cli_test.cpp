@@ -271,6 +271,30 @@ TEST(Cli, RunProgressFollowsSimulatedTimeToTheStop) {
   EXPECT_EQ(cosim(dir, "run " + scenarios + "crane_m1_fs.toml --progress --no-progress").code, 2);
 }
 
+TEST(Cli, RunProgressLineMakesWayForLogLines) {
+  // Two iterations a step against a tolerance no step meets: every one of the 500 steps is
+  // reported unconverged in one warning at the end of the run.
+  temp_dir dir;
+  const result r = cosim(dir, "run " + scenarios +
+                                  "crane_m1_fs.toml --set run.duration=0.5 --set run.iterations=2 "
+                                  "--set run.iteration_tolerance.rel=1e-15 --set "
+                                  "run.iteration_tolerance.abs=0 --progress --out w");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::size_t w = r.err.find("warning: 500 of 500 macro steps did not converge");
+  ASSERT_NE(w, std::string::npos) << r.err;
+  // The warning starts its own line: the progress line was blanked and the cursor put back
+  // to the line start, only the log's time stamp comes before the level.
+  const std::size_t start = r.err.find_last_of("\r\n", w);
+  ASSERT_NE(start, std::string::npos);
+  EXPECT_EQ(r.err[start], '\r');
+  EXPECT_TRUE(std::regex_match(r.err.substr(start + 1, w - start - 1),
+                               std::regex(R"(\[\d\d:\d\d:\d\d\.\d\d\d\] )")))
+      << r.err.substr(start + 1, w - start - 1);
+  // ... and the progress line comes back below it, up to date.
+  EXPECT_NE(r.err.find("\rcosim run crane_m1_fs: 500/500 ms simulated, ", w), std::string::npos)
+      << r.err;
+}
+
 TEST(Cli, RunProgressOnATerminalByDefault) {
   temp_dir dir;
   const auto r = cosim::test_process::run_on_pty(

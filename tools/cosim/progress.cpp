@@ -1,6 +1,8 @@
 #include "progress.hpp"
 #include <CLI/CLI.hpp>
 
+#include <spdlog/sinks/sink.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -33,6 +35,34 @@ std::string format_duration(double seconds) {
   return buf;
 }
 
+namespace {
+
+/// Wraps one of the default logger's sinks while a progress line is shown.
+class line_clearing_sink final : public spdlog::sinks::sink {
+ public:
+  line_clearing_sink(std::shared_ptr<spdlog::sinks::sink> inner, progress& bar)
+      : inner_(std::move(inner)), bar_(bar) {
+    set_level(inner_->level());
+  }
+  void log(const spdlog::details::log_msg& msg) override {
+    bar_.around_log([&] {
+      inner_->log(msg);
+      inner_->flush();
+    });
+  }
+  void flush() override { inner_->flush(); }
+  void set_pattern(const std::string& pattern) override { inner_->set_pattern(pattern); }
+  void set_formatter(std::unique_ptr<spdlog::formatter> f) override {
+    inner_->set_formatter(std::move(f));
+  }
+
+ private:
+  std::shared_ptr<spdlog::sinks::sink> inner_;
+  progress& bar_;
+};
+
+}  // namespace
+
 progress::progress(std::string what, std::string unit, std::size_t total, progress_mode mode)
     : what_(std::move(what)),
       unit_(std::move(unit)),
@@ -42,11 +72,30 @@ progress::progress(std::string what, std::string unit, std::size_t total, progre
       t0_(std::chrono::steady_clock::now()),
       last_draw_(t0_) {
   if (!enabled_) return;
+  // Before the line is first drawn and before any run thread exists: nothing logs yet.
+  logger_ = spdlog::default_logger();
+  if (logger_) {
+    logger_sinks_ = logger_->sinks();
+    for (auto& sink : logger_->sinks()) sink = std::make_shared<line_clearing_sink>(sink, *this);
+  }
   {
     const std::lock_guard<std::mutex> lock(m_);
     draw_locked("");
   }
   ticker_ = std::thread([this] { tick(); });
+}
+
+void progress::around_log(const std::function<void()>& write) {
+  const std::lock_guard<std::mutex> lock(m_);
+  if (finished_) {
+    write();
+    return;
+  }
+  std::fprintf(stderr, "\r%s\r", std::string(last_len_, ' ').c_str());
+  last_len_ = 0;
+  write();
+  if (done_now_) done_ = done_now_();
+  draw_locked("");
 }
 
 progress::~progress() {
@@ -95,6 +144,9 @@ void progress::finish(const std::string& note) {
   }
   cv_.notify_all();
   if (ticker_.joinable()) ticker_.join();
+  // The run's threads have ended: nothing logs while the sinks are put back.
+  if (logger_) logger_->sinks() = logger_sinks_;
+  logger_.reset();
 }
 
 void progress::draw_locked(const std::string& note) {

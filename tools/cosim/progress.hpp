@@ -7,13 +7,21 @@
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace CLI {
 class App;
 }  // namespace CLI
+namespace spdlog {
+class logger;
+namespace sinks {
+class sink;
+}  // namespace sinks
+}  // namespace spdlog
 
 namespace cosim::cli {
 
@@ -42,6 +50,10 @@ class progress {
   /// what follows starts on a fresh line. Idempotent.
   void finish(const std::string& note = "");
   [[nodiscard]] bool enabled() const noexcept { return enabled_; }
+  /// Runs `write` (a log line going to stderr) with the progress line taken off the
+  /// terminal, then draws the line again below it. The default logger's sinks do this
+  /// while the line is shown, so warnings never land in the middle of it.
+  void around_log(const std::function<void()>& write);
 
  private:
   void draw_locked(const std::string& note);
@@ -55,6 +67,9 @@ class progress {
   std::chrono::steady_clock::time_point t0_, last_draw_;
   std::size_t last_len_ = 0;
   std::function<std::size_t()> done_now_;
+  // The default logger and its own sinks, put back by finish().
+  std::shared_ptr<spdlog::logger> logger_;
+  std::vector<std::shared_ptr<spdlog::sinks::sink>> logger_sinks_;
   std::chrono::milliseconds period_{1000};
   std::mutex m_;
   std::condition_variable cv_;
