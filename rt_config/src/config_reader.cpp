@@ -301,7 +301,11 @@ std::vector<std::string> config_reader::table_keys(const std::string& key) {
   std::vector<std::string> out;
   const toml::node* n = node(key);
   if (n == nullptr) return out;
-  if (!n->is_table()) throw error(errc::config_key, where(key) + ": " + key + " must be a table");
+  if (!n->is_table())
+    throw error(errc::config_key,
+                where(key) + ": " + key + " = " + value_text(key) + ": must be a table of keys (" +
+                    key + " = { NAME = VALUE, ... } or a [" + key +
+                    "] section; --set takes them one by one: --set " + key + ".NAME=VALUE)");
   for (const auto& [k, v] : *n->as_table()) out.emplace_back(k.str());
   return out;
 }

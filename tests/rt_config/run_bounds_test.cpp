@@ -78,6 +78,13 @@ TEST(RunBounds, SettingAWholeSectionToAValueIsRejectedAtTheSet) {
   expect_error({"run=5"}, {"--set run=5", "'run' is a table in s.toml", "--set run."});
 }
 
+TEST(RunBounds, ANumberWhereATableOfKeysBelongsSaysHowToSetIt) {
+  // Used to answer only "run.iteration_tolerance must be a table".
+  expect_error({"run.iteration_tolerance=1e-8"},
+               {"--set run.iteration_tolerance", "run.iteration_tolerance = 1e-08",
+                "must be a table of keys", "--set run.iteration_tolerance.NAME=VALUE"});
+}
+
 TEST(RunBounds, UnreadableScenarioIsNotCalledASyntaxError) {
   if (geteuid() == 0) {
     // root reads a mode-000 file; a directory is unreadable as a scenario for everyone.
