@@ -112,8 +112,8 @@ int run_main(run_request& req, bool print_system, const std::string& serve_arg, 
   }
   // Progress: simulated time reached / duration, on stderr (a terminal, or
   // --progress). The scenario is read here only when the line is wanted.
+  std::unique_ptr<progress_sink> follower;  // declared first: outlives the bar that reads it
   std::unique_ptr<progress> bar;
-  std::unique_ptr<progress_sink> follower;
   if (progress_flag == progress_mode::on ||
       (progress_flag == progress_mode::automatic && isatty(STDERR_FILENO) == 1)) {
     const config::scenario sc = config::load_scenario(req.scenario, req.sets);
