@@ -106,7 +106,7 @@ udp_input_driver::udp_input_driver(driver_config cfg) : udp_driver(std::move(cfg
   trackers_.resize(peers_.size());
   run_of_old_.assign(peers_.size(), 0);
   for (std::size_t i = 0; i < cfg_.channels.size(); ++i) {
-    add_output({cfg_.channels[i].name, "1", port_role::signal});
+    add_output({cfg_.channels[i].name, cfg_.channels[i].unit, port_role::signal});
     current_.v[i] = cfg_.channels[i].initial;
   }
   for (std::size_t i = 0; i < cfg_.channels.size(); ++i) set_output(i, current_.v[i]);
@@ -252,7 +252,7 @@ udp_output_driver::udp_output_driver(driver_config cfg) : udp_driver(std::move(c
   COSIM_INPUT_CHECK(!cfg_.to.empty(), errc::config_value,
                     base + ".to: an output driver needs a destination");
   to_ = parse_or_fail(cfg_.to, base + ".to");
-  for (const auto& ch : cfg_.channels) add_input({ch.name, "1", port_role::signal});
+  for (const auto& ch : cfg_.channels) add_input({ch.name, ch.unit, port_role::signal});
 }
 
 void udp_output_driver::do_update_outputs(time_point t) noexcept {

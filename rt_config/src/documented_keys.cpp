@@ -106,6 +106,9 @@ std::vector<key_doc> documented_keys() {
       {"drivers.<name>.type",
        "message type: command (input default), valve_command (output default), valve_feedback"},
       {"drivers.<name>.channels", "1-16 channel names; datagrams must carry exactly this many"},
+      {"drivers.<name>.units",
+       "per-channel unit of the channel's port, checked against what it connects to (default "
+       "\"1\"), e.g. [\"m\"]"},
       {"drivers.<name>.min", "per-channel lower limit (values are clamped, clamps counted)"},
       {"drivers.<name>.max", "per-channel upper limit"},
       {"drivers.<name>.peers", "input: allowlist of sender \"host:port\" addresses (required)"},

@@ -57,9 +57,23 @@ void read_drivers(config_reader& r, scenario& sc) {
     const std::size_t n = channels->size();
     const auto mins = per_channel(r, base + ".min", n, -std::numeric_limits<double>::infinity());
     const auto maxs = per_channel(r, base + ".max", n, std::numeric_limits<double>::infinity());
+    // The wire carries bare numbers; the unit makes the channel's port connect only to ports
+    // of the same unit, like every other connection (default "1": a command, an opening).
+    std::vector<std::string> units(n, "1");
+    if (r.has(base + ".units")) {
+      const auto u = r.opt_string_list(base + ".units");
+      if (!u || u->size() != n)
+        r.fail(base + ".units", "must list one unit per channel (" + std::to_string(n) +
+                                    "), e.g. [\"m\"] or [\"1\"]");
+      for (const auto& x : *u)
+        if (x.empty() || x.find_first_of(" \t[],") != std::string::npos)
+          r.fail(base + ".units", "\"" + x + "\" is not a unit (e.g. \"m\", \"Pa\", \"1\")");
+      units = *u;
+    }
     for (std::size_t i = 0; i < n; ++i) {
       drivers::channel_config c;
       c.name = (*channels)[i];
+      c.unit = units[i];
       c.min = mins[i];
       c.max = maxs[i];
       if (!(c.min <= c.max)) r.fail(base + ".min", "must not exceed max");
@@ -198,6 +212,7 @@ std::vector<key_doc> driver_keys() {
       {"drivers.<name>.to", "output: destination host:port"},
       {"drivers.<name>.type", "message type: command, valve_command, valve_feedback"},
       {"drivers.<name>.channels", "channel names (ports), in wire order"},
+      {"drivers.<name>.units", "per-channel unit of the port (default \"1\"), e.g. [\"m\"]"},
       {"drivers.<name>.min / max", "per-channel range; values outside are clamped and counted"},
       {"drivers.<name>.initial", "input: per-channel value before the first packet"},
       {"drivers.<name>.from", "output: \"subsystem.port\" per channel"},

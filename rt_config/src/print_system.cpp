@@ -86,11 +86,13 @@ void print_drivers(std::ostringstream& o, const scenario& sc) {
              : d.type == drivers::message_type::valve_command ? "valve_command"
                                                               : "valve_feedback")
       << "\n";
-    std::vector<std::string> names, from;
+    std::vector<std::string> names, units, from;
     std::vector<double> mins, maxs, initial, safe;
-    bool any_min = false, any_max = false, any_initial = false;
+    bool any_min = false, any_max = false, any_initial = false, any_unit = false;
     for (const auto& c : d.channels) {
       names.push_back(c.name);
+      units.push_back(c.unit);
+      any_unit = any_unit || c.unit != "1";
       mins.push_back(c.min);
       maxs.push_back(c.max);
       any_min = any_min || std::isfinite(c.min);
@@ -101,6 +103,7 @@ void print_drivers(std::ostringstream& o, const scenario& sc) {
       from.push_back(c.from);
     }
     o << "channels = " << strs(names) << "\n";
+    if (any_unit) o << "units = " << strs(units) << "\n";
     if (any_min) o << "min = " << nums(mins) << "\n";
     if (any_max) o << "max = " << nums(maxs) << "\n";
     if (input) {

@@ -433,6 +433,49 @@ TEST(CranePreset, KappaFromADriverChannelIsWiredBeforeTheCoupling) {
   EXPECT_EQ(sys.connection_to("multibody.fh"), k + 3);
 }
 
+// docs/drivers.md: a channel's port has the unit of `units` (default "1"); connections to
+// it are checked like any other.
+TEST(CranePreset, OutputDriverChannelsCarryTheirUnits) {
+  const std::vector<std::string> valve{"drivers.joystick.bind=\"127.0.0.1:0\"",
+                                       "drivers.valve.bind=\"127.0.0.1:0\"",
+                                       "drivers.valve.channels=[\"kappa\", \"s\"]",
+                                       "drivers.valve.min=[0.0, 0.0]",
+                                       "drivers.valve.max=[1.0, 2.0]",
+                                       "drivers.valve.safe_value=[0.0, 0.0]",
+                                       "drivers.valve.from=[\"joystick.kappa\", \"multibody.s\"]"};
+  auto error_of = [&](std::vector<std::string> sets) -> std::string {
+    try {
+      (void)build(load_scenario(scenario_path("bench_udp"), sets));
+    } catch (const cosim::error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  // Without units the actuator length [m] cannot feed a dimensionless channel.
+  EXPECT_NE(error_of(valve).find("cannot connect multibody.s [m] to valve.s [1]: units differ"),
+            std::string::npos)
+      << error_of(valve);
+  auto with = [&](const std::string& units) {
+    auto v = valve;
+    v.push_back("drivers.valve.units=" + units);
+    return v;
+  };
+  const auto ok = with("[\"1\", \"m\"]");
+  EXPECT_EQ(error_of(ok), "");
+  const auto b = build(load_scenario(scenario_path("bench_udp"), ok));
+  const cosim::connection& c = b->sys.connections()[b->sys.connection_to("valve.s")];
+  EXPECT_EQ(b->sys.at(c.from).output_desc(c.output).unit, "m");
+  // Printed as a system file, the units come along.
+  EXPECT_NE(
+      system_toml(load_scenario(scenario_path("bench_udp"), ok)).find("units = [\"1\", \"m\"]"),
+      std::string::npos);
+  // One unit per channel, and a unit is one word.
+  for (const std::string bad : {"[\"m\"]", "[\"m\", \"\"]", "[\"1\", \"m s\"]"}) {
+    const std::string e = error_of(with(bad));
+    EXPECT_NE(e.find("drivers.valve.units"), std::string::npos) << bad << ": " << e;
+  }
+}
+
 // --print-system of a preset is a system file that runs to the same results (p-s bond
 // gains, the coupled RIM of crane2 with Gauss-Seidel).
 TEST(CranePreset, PrintedSystemRunsToTheSameResults) {

@@ -15,6 +15,7 @@ enum class driver_direction { input, output };
 
 struct channel_config {
   std::string name;
+  std::string unit = "1";  // of the port this channel is: checked against what it connects to
   double min = -std::numeric_limits<double>::infinity();
   double max = std::numeric_limits<double>::infinity();
   double initial = 0.0;      // input: value before the first packet
