@@ -1,17 +1,22 @@
 // Losing the worker of a remote subsystem (docs/distributed.md, "Failures"), end to end with
 // the crane of 003 and its hydraulics in a `cosim worker` process:
 //  - kill -9 of the worker: safety stop remote_lost within 3 macro steps of dds.lease after
-//    its last reply, rows kept;
+//    its last reply, rows kept; an output driver's safe values are the last datagrams sent;
 //  - a worker stopped (SIGSTOP) for longer than dds.timeout: up to dds.max_missed replies are
 //    held at the last reply's values, the late replies after SIGCONT are counted and never
 //    applied; past dds.max_missed the run ends with remote_deadline, rows kept.
 // The expectations come from the definitions (the lease, the timeout, the number of held
 // steps), not from a previous run's output.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -21,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "cosim/drivers/bench_protocol.hpp"
 #include "process_support.hpp"
 #include "temp_dir.hpp"
 
@@ -99,6 +105,102 @@ TEST(RemoteFailure, KilledWorkerStopsWithinThreeMacroStepsOfTheLease) {
   EXPECT_LE(std::abs(silence - lease), 3 * H) << summary;
   EXPECT_LT(exit_s, 30.0);
   expect_rows_kept(out, summary);
+}
+
+/// A UDP socket on 127.0.0.1 at a free port, standing in for the valve of the bench: a
+/// thread collects channel 0 of every valve command until stop().
+class valve_listener {
+ public:
+  valve_listener() {
+    fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    socklen_t len = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { receive(); });
+  }
+  valve_listener(const valve_listener&) = delete;
+  valve_listener& operator=(const valve_listener&) = delete;
+  ~valve_listener() {
+    stop();
+    ::close(fd_);
+  }
+  [[nodiscard]] std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  /// Everything received, once the sender is gone.
+  std::vector<double> stop() {
+    done_ = true;
+    if (thread_.joinable()) thread_.join();
+    return values_;
+  }
+
+ private:
+  void receive() {
+    pollfd p{fd_, POLLIN, 0};
+    std::array<std::byte, 2048> buf{};
+    // After done_, drain what is queued, then end.
+    for (;;) {
+      const bool last = done_;
+      while (::poll(&p, 1, last ? 0 : 50) > 0) {
+        const ssize_t n = ::recv(fd_, buf.data(), buf.size(), 0);
+        cosim::drivers::bench_message m{};
+        if (n > 0 &&
+            cosim::drivers::decode(
+                std::span<const std::byte>(buf.data(), static_cast<std::size_t>(n)), m) ==
+                cosim::drivers::decode_status::ok &&
+            m.type == cosim::drivers::message_type::valve_command && m.channel_count == 1)
+          values_.push_back(m.channels[0]);
+      }
+      if (last) return;
+    }
+  }
+
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> done_{false};
+  std::vector<double> values_;
+  std::thread thread_;
+};
+
+TEST(RemoteFailure, KilledWorkerEndsWithTheValveDriversSafeValues) {
+  // docs/drivers.md, "Fail-safe": on every stop other than completed each output driver sends
+  // safe_value safe_repeats times, and nothing after them. Here the stop is remote_lost.
+  temp_dir dir;
+  const std::string out = dir / "valve";
+  valve_listener valve;
+  constexpr double safe = 0.125;  // not a value the actuator length takes (0.5 m at rest)
+  const auto rs = args(
+      {"--set", "run.duration=100000", "--set", "run.macro_step=0.01", "--set", "dds.lease=0.3",
+       "--set", "dds.timeout=30", "--set", "sources[0].signal=manoeuvre:hold"},
+      remote_sets("valve"));
+  const auto driver = args(
+      {"--set", "drivers.valve.direction=\"output\"", "--set",
+       "drivers.valve.to=\"" + valve.address() + "\"", "--set", "drivers.valve.channels=[\"s\"]",
+       "--set", "drivers.valve.units=[\"m\"]", "--set", "drivers.valve.from=[\"mbs.s\"]", "--set",
+       "drivers.valve.safe_value=[0.125]", "--set", "drivers.valve.safe_repeats=5"},
+      {});
+  const pid_t worker = proc::spawn(args({COSIM_EXE, "worker", crane, "--subsystem", "hyd"}, rs),
+                                   dir / "w.out", dir / "w.err");
+  const pid_t master = proc::spawn(args(args({COSIM_EXE, "run", crane, "--out", out}, rs), driver),
+                                   dir / "m.out", dir / "m.err");
+  ASSERT_TRUE(proc::wait_for(
+      master, [&] { return has_rows(out, 20000); }, 60s))
+      << proc::slurp(dir / "m.err");
+  ::kill(worker, SIGKILL);
+  EXPECT_EQ(proc::wait_exit(worker, 10s), 128 + SIGKILL);
+  EXPECT_EQ(proc::wait_exit(master, 60s), 1) << proc::slurp(dir / "m.err");
+  const std::vector<double> sent = valve.stop();
+  const std::string summary = proc::slurp(out + "/summary.json");
+  EXPECT_EQ(field(summary, "stop_reason"), "remote_lost") << summary;
+  expect_rows_kept(out, summary);
+  // One command per macro step (and the start-up exchange), then the five safe values last.
+  ASSERT_GE(sent.size(), 50U + 5U);
+  for (std::size_t i = sent.size() - 5; i < sent.size(); ++i)
+    EXPECT_EQ(sent[i], safe) << "datagram " << i << " of " << sent.size();
+  // Before them, the actuator length of the crane at rest (003 Sect. 1.3: s1 = 0.5 m).
+  EXPECT_NEAR(sent[sent.size() - 6], 0.5, 1e-3);
 }
 
 /// results.csv as rows of fields (header first).
