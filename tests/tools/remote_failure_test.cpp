@@ -7,15 +7,11 @@
 //    applied; past dds.max_missed the run ends with remote_deadline, rows kept.
 // The expectations come from the definitions (the lease, the timeout, the number of held
 // steps), not from a previous run's output.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -26,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "cosim/drivers/bench_protocol.hpp"
+#include "../drivers/udp_test_support.hpp"
 #include "process_support.hpp"
 #include "temp_dir.hpp"
 
@@ -107,28 +103,15 @@ TEST(RemoteFailure, KilledWorkerStopsWithinThreeMacroStepsOfTheLease) {
   expect_rows_kept(out, summary);
 }
 
-/// A UDP socket on 127.0.0.1 at a free port, standing in for the valve of the bench: a
-/// thread collects channel 0 of every valve command until stop().
+/// The valve of the bench: a UDP socket on 127.0.0.1 at a free port and a thread collecting
+/// channel 0 of every valve command until stop().
 class valve_listener {
  public:
-  valve_listener() {
-    fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    thread_ = std::thread([this] { receive(); });
-  }
+  valve_listener() : thread_([this] { receive(); }) {}
   valve_listener(const valve_listener&) = delete;
   valve_listener& operator=(const valve_listener&) = delete;
-  ~valve_listener() {
-    stop();
-    ::close(fd_);
-  }
-  [[nodiscard]] std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  ~valve_listener() { stop(); }
+  [[nodiscard]] std::string address() const { return socket_.name(); }
   /// Everything received, once the sender is gone.
   std::vector<double> stop() {
     done_ = true;
@@ -138,27 +121,18 @@ class valve_listener {
 
  private:
   void receive() {
-    pollfd p{fd_, POLLIN, 0};
-    std::array<std::byte, 2048> buf{};
     // After done_, drain what is queued, then end.
     for (;;) {
       const bool last = done_;
-      while (::poll(&p, 1, last ? 0 : 50) > 0) {
-        const ssize_t n = ::recv(fd_, buf.data(), buf.size(), 0);
-        cosim::drivers::bench_message m{};
-        if (n > 0 &&
-            cosim::drivers::decode(
-                std::span<const std::byte>(buf.data(), static_cast<std::size_t>(n)), m) ==
-                cosim::drivers::decode_status::ok &&
-            m.type == cosim::drivers::message_type::valve_command && m.channel_count == 1)
+      cosim::drivers::bench_message m{};
+      while (socket_.receive(m, last ? 0 : 50))
+        if (m.type == cosim::drivers::message_type::valve_command && m.channel_count == 1)
           values_.push_back(m.channels[0]);
-      }
       if (last) return;
     }
   }
 
-  int fd_ = -1;
-  int port_ = 0;
+  cosim::drivers::test::test_socket socket_;  // before thread_: bound when it starts
   std::atomic<bool> done_{false};
   std::vector<double> values_;
   std::thread thread_;

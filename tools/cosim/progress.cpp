@@ -63,12 +63,16 @@ class line_clearing_sink final : public spdlog::sinks::sink {
 
 }  // namespace
 
+bool progress::shown(progress_mode mode) {
+  return mode == progress_mode::on ||
+         (mode == progress_mode::automatic && isatty(STDERR_FILENO) == 1);
+}
+
 progress::progress(std::string what, std::string unit, std::size_t total, progress_mode mode)
     : what_(std::move(what)),
       unit_(std::move(unit)),
       total_(total),
-      enabled_(mode == progress_mode::on ||
-               (mode == progress_mode::automatic && isatty(STDERR_FILENO) == 1)),
+      enabled_(shown(mode)),
       t0_(std::chrono::steady_clock::now()),
       last_draw_(t0_) {
   if (!enabled_) return;
@@ -94,7 +98,6 @@ void progress::around_log(const std::function<void()>& write) {
   std::fprintf(stderr, "\r%s\r", std::string(last_len_, ' ').c_str());
   last_len_ = 0;
   write();
-  if (done_now_) done_ = done_now_();
   draw_locked("");
 }
 
@@ -107,7 +110,6 @@ void progress::tick() {
   while (!finished_) {
     cv_.wait_for(lock, period_);
     if (finished_) break;
-    if (done_now_) done_ = done_now_();
     draw_locked("");
   }
 }
@@ -137,7 +139,6 @@ void progress::finish(const std::string& note) {
     const std::lock_guard<std::mutex> lock(m_);
     if (finished_) return;
     finished_ = true;
-    if (done_now_) done_ = done_now_();
     draw_locked(note);
     std::fputc('\n', stderr);
     std::fflush(stderr);
@@ -150,6 +151,7 @@ void progress::finish(const std::string& note) {
 }
 
 void progress::draw_locked(const std::string& note) {
+  if (done_now_) done_ = done_now_();
   const auto now = std::chrono::steady_clock::now();
   last_draw_ = now;
   const double elapsed = std::chrono::duration<double>(now - t0_).count();

@@ -37,6 +37,8 @@ class progress {
  public:
   /// `what` starts the line ("cosim sweep"), `unit` follows the count ("runs").
   progress(std::string what, std::string unit, std::size_t total, progress_mode mode);
+  /// Whether a line is shown in `mode` (automatic: when stderr is a terminal).
+  [[nodiscard]] static bool shown(progress_mode mode);
   ~progress();
   progress(const progress&) = delete;
   progress& operator=(const progress&) = delete;

@@ -8,10 +8,10 @@
 #include <filesystem>
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 #include <algorithm>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 #include "commands.hpp"
 #include "cosim/drivers/udp_driver.hpp"
@@ -95,15 +95,18 @@ int run_main(run_request& req, bool print_system, const std::string& serve_arg, 
   install_signal_handlers();
   // --serve: bound before the run starts and before the results folder is
   // touched, so a port in use ends here (exit 2) with nothing written.
+  // The dashboard and the progress line need the scenario's times before the run.
+  const bool want_bar = progress::shown(progress_flag);
+  std::optional<config::scenario> sc;
+  if (!serve_arg.empty() || want_bar) sc = config::load_scenario(req.scenario, req.sets);
   std::unique_ptr<dashboard> dash;
   if (!serve_arg.empty()) {
     const serve_options so = parse_serve(serve_arg, serve_any_arg);
-    const config::scenario sc = config::load_scenario(req.scenario, req.sets);
     dash = std::make_unique<dashboard>(
         so, operator_stop(),
-        dashboard_info{fs::path(req.scenario).stem().string(), to_string(sc.run.mode),
-                       sc.run.macro_step, sc.run.duration, sc.safety.energy_residual_limit,
-                       sc.safety.residual_power_limit});
+        dashboard_info{fs::path(req.scenario).stem().string(), to_string(sc->run.mode),
+                       sc->run.macro_step, sc->run.duration, sc->safety.energy_residual_limit,
+                       sc->safety.residual_power_limit});
     std::printf("dashboard: %s\n  stop token: %s\n", dash->url().c_str(), dash->token().c_str());
     std::fflush(stdout);
     if (req.also == nullptr) req.also = &dash->rows();
@@ -114,10 +117,8 @@ int run_main(run_request& req, bool print_system, const std::string& serve_arg, 
   // --progress). The scenario is read here only when the line is wanted.
   std::unique_ptr<progress_sink> follower;  // declared first: outlives the bar that reads it
   std::unique_ptr<progress> bar;
-  if (progress_flag == progress_mode::on ||
-      (progress_flag == progress_mode::automatic && isatty(STDERR_FILENO) == 1)) {
-    const config::scenario sc = config::load_scenario(req.scenario, req.sets);
-    const std::size_t total = std::max<std::size_t>(sim_ms(sc.run.duration), 1);
+  if (want_bar) {
+    const std::size_t total = std::max<std::size_t>(sim_ms(sc->run.duration), 1);
     bar = std::make_unique<progress>("cosim run " + fs::path(req.scenario).stem().string(),
                                      "ms simulated", total, progress_mode::on);
     follower = std::make_unique<progress_sink>(req.also);
