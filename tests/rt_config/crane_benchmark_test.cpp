@@ -282,6 +282,23 @@ TEST(CraneBenchmark, GaussSeidelBothOrdersConverge_Ps) {
   check_gauss_seidel("crane_m1_ps.toml");
 }
 
+// Why f-s fails near 15 ms: the multibody feels the hydraulics' friction -c*sd (c = 1e5 N s/m)
+// computed from a held sd. With Jacobi and h_M = H, v_{n+2} = v_{n+1} - a*v_n (a = c*H/m):
+// z^2 - z + a = 0 is stable for a < 1. Gauss-Seidel, either order, feeds the fresh value,
+// v_{n+1} = (1 - a)*v_n, stable for a < 2: the limit doubles, from 14-16 ms (above) to
+// 28-32 ms. Bracket with the same criteria: stable at 26 ms, unstable at 34 ms.
+TEST(CraneBenchmark, GaussSeidelDoublesTheFsStabilityLimitM1) {
+  const trace ref = fine("crane_m1_fs.toml");
+  for (const char* order : {"[\"multibody\", \"hydraulics\"]", "[\"hydraulics\", \"multibody\"]"}) {
+    const std::vector<std::string> gs{"run.scheme=gauss-seidel", std::string("run.order=") + order};
+    const trace ok = run_h("crane_m1_fs.toml", "0.026", gs);
+    EXPECT_EQ(ok.out.status, cosim::run_status::completed) << order;
+    EXPECT_LT(max_ds(ok, ref), stable_limit) << order << " at 26 ms should be stable";
+    const trace bad = run_h("crane_m1_fs.toml", "0.034", gs);
+    EXPECT_GT(max_ds(bad, ref), unstable_limit) << order << " at 34 ms should be unstable";
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // Multirate: h_M = H/5. The global error has a part from the multibody integrator
 // (semi-implicit Euler, O(h_M)) and a part from the coupling (ZOH, O(H)); refining h_M alone
