@@ -9,6 +9,10 @@
 
 namespace cosim {
 
+namespace {
+constexpr std::size_t max_number_chars = 24;
+}  // namespace
+
 csv_writer::csv_writer(const std::string& path, std::int64_t flush_every)
     : path_(path), flush_every_(flush_every) {}
 
@@ -32,6 +36,9 @@ void csv_writer::begin(std::span<const std::string> columns) {
   COSIM_INPUT_CHECK(file_ != nullptr, errc::io,
                     "cannot open " + path_ + " for writing: " + errno_text(errno));
   std::setvbuf(file_, nullptr, _IOFBF, 1 << 16);
+  // The longest shortest-round-trip double is 24 characters ("-2.2250738585072014e-308"),
+  // plus its separator; a row of any width therefore fits.
+  line_.assign(columns.size() * (max_number_chars + 1) + 2, '\0');
   std::string header;
   for (const auto& c : columns) header += (header.empty() ? "" : ",") + c;
   header += '\n';
@@ -40,8 +47,13 @@ void csv_writer::begin(std::span<const std::string> columns) {
 }
 
 void csv_writer::write(std::span<const double> row) noexcept {
-  char* p = line_;
-  char* const end = line_ + sizeof line_ - 2;
+  if (line_.size() < row.size() * (max_number_chars + 1) + 2) {  // wider than the header
+    errno = 0;
+    fail();
+    return;
+  }
+  char* p = line_.data();
+  char* const end = line_.data() + line_.size() - 2;
   for (std::size_t i = 0; i < row.size(); ++i) {
     if (i != 0) *p++ = ',';
     const auto r = std::to_chars(p, end, row[i]);
@@ -53,9 +65,8 @@ void csv_writer::write(std::span<const double> row) noexcept {
     p = r.ptr;
   }
   *p++ = '\n';
-  if (std::fwrite(line_, 1, static_cast<std::size_t>(p - line_), file_) !=
-      static_cast<std::size_t>(p - line_))
-    fail();
+  const auto n = static_cast<std::size_t>(p - line_.data());
+  if (std::fwrite(line_.data(), 1, n, file_) != n) fail();
   if (++rows_ % flush_every_ == 0 && std::fflush(file_) != 0) fail();
 }
 

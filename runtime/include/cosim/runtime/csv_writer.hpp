@@ -5,6 +5,7 @@
 // crash loses at most that many.
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "cosim/runtime/executor.hpp"
 
@@ -37,7 +38,8 @@ class csv_writer final : public row_sink {
   std::int64_t rows_ = 0;
   bool failed_ = false;
   int errno_ = 0;  // first OS error seen
-  char line_[4096]{};
+  // One row's text, sized by begin() for the column count (allocation-free in write()).
+  std::vector<char> line_;
 };
 
 }  // namespace cosim
