@@ -35,8 +35,6 @@ struct sample {
   std::array<double, max_extrapolation_order> d{};
 };
 
-constexpr std::size_t max_record_values = 120;
-
 // Longest sleep of the recorder between polls in realtime mode: bounds its reaction to an
 // operator stop when H is long.
 constexpr std::int64_t max_recorder_sleep_ns = 10'000'000;
@@ -59,7 +57,8 @@ struct step_record {
   std::uint32_t count = 0;
   std::uint32_t overrun = 0;  // realtime: this thread's step was an overrun
   std::uint32_t skipped = 0;  // realtime: periods the schedule skipped after this step
-  std::array<double, max_record_values> v{};
+  // The step's values (outputs, probes, energy captures) are in the worker's value slot
+  // step % value_slots, not here: any number of them fits.
 };
 
 struct shared_state {
@@ -124,6 +123,16 @@ struct worker {
   std::vector<std::size_t> probe_slots;  // their index in the global probe list
   std::size_t capture_count = 0;
   std::unique_ptr<spsc_ring<step_record>> records;
+  // value_slots = ring capacity + 1 slots of `stride` values. The producer fills slot
+  // n % value_slots before pushing record n; pushing record n - 1 needed record n - 1 - C
+  // popped, and the recorder pops a record only after reading its slot, so the slot being
+  // filled is never one the recorder may still read.
+  std::vector<double> values;
+  std::size_t stride = 0;
+  std::size_t value_slots = 0;
+  [[nodiscard]] double* value_slot(std::uint64_t step) noexcept {
+    return values.data() + (step % value_slots) * stride;
+  }
   latency_histogram wake;
   latency_histogram exec;
   std::atomic<std::uint64_t> heartbeat{0};  // completed steps
@@ -313,10 +322,10 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
       w->probe_slots.push_back(p);
     }
     w->capture_count = mon.capture_count(i);
-    const std::size_t values = sys.at(i).output_count() + w->probes.size() + w->capture_count;
-    COSIM_INPUT_CHECK(values <= max_record_values, errc::model,
-                      "subsystem '" + sys.at(i).name() + "' publishes too many values per step");
+    w->stride = sys.at(i).output_count() + w->probes.size() + w->capture_count;
     w->records = std::make_unique<spsc_ring<step_record>>(opt.record_capacity);
+    w->value_slots = opt.record_capacity + 1;
+    w->values.assign(w->value_slots * w->stride, 0.0);  // allocated and touched here
     w->log = &drain.add_channel(sys.at(i).name());
     workers.push_back(std::move(w));
   }
@@ -401,10 +410,11 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
       w.busy_since_ns.store(exec0, std::memory_order_relaxed);
       const time_point t1 = t + plan.macro_step;
       const bool ok = scheme::advance(sub, t, plan.macro_step);
+      double* const vals = w.value_slot(static_cast<std::uint64_t>(n));
       std::size_t v = 0;
-      for (double y : sub.outputs()) rec.v[v++] = y;
-      for (const double* p : w.probes) rec.v[v++] = *p;
-      mon.read_captures(w.index, t1, &rec.v[v]);
+      for (double y : sub.outputs()) vals[v++] = y;
+      for (const double* p : w.probes) vals[v++] = *p;
+      mon.read_captures(w.index, t1, vals + v);
       v += w.capture_count;
       rec.count = static_cast<std::uint32_t>(v);
       rec.ok = ok ? 1U : 0U;
@@ -598,6 +608,13 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
     std::fill(interval.begin(), interval.end(), thread_timing{});
   };
 
+  // A model that ends or fails raises its cause at once, while the threads may be thousands
+  // of steps ahead of the recorder; its failing step is marked by a record with ok == 0, so
+  // the recorder goes on writing rows up to it, as offline does. Every other cause stops the
+  // run at the recorder's step.
+  const auto marked_by_record = [](stop_cause c) noexcept {
+    return c == stop_cause::model_end || c == stop_cause::model_error;
+  };
   // Recording thread: one record per subsystem per step, then the shared accounting.
   time_point t = plan.start;
   bool running = true;
@@ -605,24 +622,27 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
   for (std::int64_t n = 0; n < steps && running; ++n) {
     bool ok = true;
     for (auto& w : workers) {
-      step_record rec;
+      const step_record* front = nullptr;
       backoff wait;
-      while (!w->records->try_pop(rec)) {
+      while ((front = w->records->front()) == nullptr) {
         if (shared.stopping()) {
           running = false;
           break;
         }
-        // Raised upstream or by a subsystem: release the threads. A model that ended the
-        // simulation (model_end) still delivers the record of that step: the run ends there.
-        if (run_stop.stop_requested() && run_stop.cause() != stop_cause::model_end)
+        // Raised upstream or by a subsystem: release the threads. A model that ended or failed
+        // still delivers the record of that step: the run ends there.
+        if (run_stop.stop_requested() && !marked_by_record(run_stop.cause()))
           shared.request_stop(stop_cause::none);
         recorder_pause(wait);
       }
       if (!running) break;
+      const step_record rec = *front;
+      const double* const vals = w->value_slot(rec.step);
       std::size_t v = 0;
-      for (double& y : mirror_out[w->index]) y = rec.v[v++];
-      for (std::size_t slot : w->probe_slots) mirror_probe[slot] = rec.v[v++];
-      mon.store_captures(w->index, &rec.v[v]);
+      for (double& y : mirror_out[w->index]) y = vals[v++];
+      for (std::size_t slot : w->probe_slots) mirror_probe[slot] = vals[v++];
+      mon.store_captures(w->index, vals + v);
+      w->records->pop();  // only now may the producer reuse the value slot
       ok = ok && rec.ok != 0;
       if (timing != nullptr)
         std::fprintf(timing, "%lld,%s,%s,%.3f,%.3f,%u,%u\n", static_cast<long long>(n),
@@ -646,7 +666,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
       stopped = true;
       break;
     }
-    if (run_stop.stop_requested() && run_stop.cause() != stop_cause::model_end) running = false;
+    if (run_stop.stop_requested() && !marked_by_record(run_stop.cause())) running = false;
   }
   if (opt.observer != nullptr) hand_over();  // the last partial interval
   stopped = stopped || out.macro_steps < steps;

@@ -55,9 +55,10 @@ class ending_sub final : public cosim::subsystem {
   cosim::stop_source* stop_ = nullptr;
 };
 
-cosim::run_outcome run(stop_cause cause, bool threaded, memory_sink& sink) {
+cosim::run_outcome run(stop_cause cause, bool threaded, memory_sink& sink,
+                       std::int64_t end_at = 5) {
   cosim::system sys;
-  sys.add(std::make_unique<ending_sub>(5, cause));
+  sys.add(std::make_unique<ending_sub>(end_at, cause));
   sys.at(0).set_step_size(H);
   sys.add_probe("y", "ender.y");
   cosim::run_plan plan;
@@ -95,6 +96,21 @@ TEST(ModelEnd, ModelErrorIsAnErrorWithTheModelsMessage) {
     EXPECT_EQ(o.stop_reason, "model_error");
     EXPECT_EQ(o.message, "ender: the model ended the simulation");
   }
+}
+
+// The failing step lies 500 steps in: the worker thread gets there long before the recorder,
+// and raises the error at once; the rows before it must still all be written.
+TEST(ModelEnd, ModelErrorFarAheadOfTheRecorderKeepsEveryRowBeforeIt) {
+  for (int attempt = 0; attempt < 5; ++attempt)
+    for (bool threaded : {false, true}) {
+      SCOPED_TRACE(threaded ? "threaded" : "offline");
+      memory_sink sink;
+      const cosim::run_outcome o = run(stop_cause::model_error, threaded, sink, 500);
+      EXPECT_EQ(o.status, cosim::run_status::error);
+      EXPECT_EQ(o.stop_reason, "model_error");
+      EXPECT_GE(sink.t.size(), 501u);  // t = 0 ... 500 ms at least
+      EXPECT_GE(o.stop_time_s, 0.5);
+    }
 }
 
 }  // namespace

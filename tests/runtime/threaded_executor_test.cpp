@@ -165,6 +165,29 @@ TEST(ThreadedExecutor, ByteIdenticalToOfflineForEverySchemeAndRate) {
       }
 }
 
+// A subsystem may publish any number of values per step (outputs, probes, energy
+// captures); with a 4-slot record ring the value slots are reused every few steps while the
+// recorder reads them, and the rows must still equal offline's.
+TEST(ThreadedExecutor, ManyValuesPerStepThroughASmallRecordRingEqualOffline) {
+  auto off = make_model(scheme_kind::jacobi, 1, 1e-3, 1e-3);
+  auto thr = make_model(scheme_kind::jacobi, 1, 1e-3, 1e-3);
+  for (model* m : {off.get(), thr.get()})
+    for (int k = 0; k < 300; ++k)
+      m->sys.add_probe("p" + std::to_string(k), k % 2 == 0 ? "mass.x" : "spring.x2");
+  const std::size_t rows8 = std::size_t{2001} * 310 / 8 + 1;  // the sink reserves 8 columns a row
+  memory_sink a(rows8), b(rows8);
+  const run_outcome oa = run_offline(off->sys, off->plan, {}, a);
+  threaded_options opt;
+  opt.lock_memory = false;
+  opt.record_capacity = 4;
+  const run_outcome ob = run_threaded(thr->sys, thr->plan, {}, b, opt);
+  EXPECT_EQ(oa.status, run_status::completed);
+  EXPECT_EQ(ob.status, run_status::completed) << ob.message;
+  EXPECT_EQ(b.rows(), 2001U);
+  EXPECT_GT(b.width, 300U);
+  EXPECT_TRUE(same_bytes(a, b));
+}
+
 // 004 Sect. 2 interface options on either side: smoothing (the consumer receives the
 // interval average) and non-matching grids (samples stamped with the producer's own grid
 // time, h not dividing H or larger than H). Offline delivers through scheme::deliver; the

@@ -45,7 +45,7 @@ echo "== ThreadSanitizer: rings, latest-value slots and executors (build-tsan/)"
 cmake -S . -B build-tsan -G Ninja "${san_flags[@]}" -DCOSIM_SANITIZE=thread >/dev/null
 cmake --build build-tsan --target runtime_tests -j"$jobs"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/tests/runtime_tests \
-  --gtest_filter='SpscRing*:LatestValue*:ThreadedExecutor*:OfflineExecutor*:Executor*'
+  --gtest_filter='SpscRing*:LatestValue*:ThreadedExecutor*:OfflineExecutor*:Executor*:ModelEnd*'
 stage_done "TSan build and tests"
 
 echo "== libFuzzer: 60 s on the bench protocol decoder (build-fuzz/; skipped without clang++)"
