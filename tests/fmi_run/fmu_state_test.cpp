@@ -202,6 +202,8 @@ TEST(FmuState, StateErrorStopsTheRunKeepingItsRows) {
   const cosim::run_outcome out = config::run_scenario(req, nullptr).outcome;
   EXPECT_EQ(out.status, cosim::run_status::error) << out.message;
   EXPECT_EQ(out.stop_reason, "model_error");
+  // A run stopped early with its rows kept (exit 1), not bad input (2).
+  EXPECT_EQ(config::exit_code(out), 1);
   EXPECT_NE(out.message.find("fmi2GetFMUstate"), std::string::npos) << out.message;
   EXPECT_NE(out.message.find("linear_ode_state_fault_fmi2.fmu"), std::string::npos) << out.message;
   EXPECT_NE(out.message.find("subsystem m"), std::string::npos) << out.message;

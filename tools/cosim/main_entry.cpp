@@ -16,9 +16,9 @@ int main_entry(int argc, char** argv) {
   CLI::App app{
       "cosim: real-time hardware-in-the-loop co-simulation runtime.\n"
       "Runs co-simulation scenarios (TOML files in rt_config/scenarios/) and works with their\n"
-      "results. Exit codes: 0 completed, 1 run stopped early (diverged or safety stop; results\n"
-      "up to the stop are kept), 2 bad input or I/O error (nothing that looks like a result is\n"
-      "written)."};
+      "results. Exit codes: 0 completed, 1 run stopped early (diverged, safety stop or a model\n"
+      "error; results up to the stop are kept), 2 bad input or I/O error (the message names the\n"
+      "file, key or option)."};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
   std::string log_level = "info";
