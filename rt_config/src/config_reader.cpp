@@ -31,17 +31,34 @@ std::string type_name(const toml::node& n) {
   }
 }
 
+/// Splits a dotted key as TOML does: a quoted part ("mass2.f1" or 'mass2.f1') keeps its dots,
+/// so the form the key table prints, coupling.order."mass2.f1", can be given to --set.
+/// An unterminated quote gives an empty part (refused as a malformed key).
 std::vector<std::string> split_key(const std::string& key) {
   std::vector<std::string> parts;
   std::string cur;
+  char quote = 0;
+  bool quoted = false;  // the current part was quoted (it may not go on after the quote)
   for (char c : key) {
-    if (c == '.') {
+    if (quote != 0) {
+      if (c == quote)
+        quote = 0;
+      else
+        cur.push_back(c);
+    } else if (c == '.') {
       parts.push_back(cur);
       cur.clear();
+      quoted = false;
+    } else if ((c == '"' || c == '\'') && cur.empty() && !quoted) {
+      quote = c;
+      quoted = true;
+    } else if (quoted) {
+      return {std::string()};  // text after a closing quote: "a"b
     } else {
       cur.push_back(c);
     }
   }
+  if (quote != 0) return {std::string()};
   parts.push_back(cur);
   return parts;
 }

@@ -342,6 +342,19 @@ TEST(OscillatorScenarioKeys, PerInputOrderAndSyncAreApplied) {
   EXPECT_NEAR(sf.run.macro_step, 0.3, 1e-15);  // 004: H = h2 = FR x 10 ms, FR = 30
 }
 
+// The key table prints coupling.order."mass2.f1" (a TOML quoted key); --set takes that form
+// as well as the dotted one, and refuses a broken quote.
+TEST(OscillatorScenarioKeys, SetTakesQuotedKeyParts) {
+  for (const char* set : {"coupling.order.\"mass2.f1\"=1", "coupling.order.'mass2.f1'=1"}) {
+    SCOPED_TRACE(set);
+    const auto b = config::build(config::load_scenario(dir + "oscillator2_fd_case1.toml", {set}));
+    const std::size_t m2 = b->sys.index_of("mass2");
+    EXPECT_EQ(b->sys.at(m2).input(b->sys.at(m2).find_input("f1")).order(), 1);
+  }
+  expect_error("oscillator2_fd_case1.toml", {"coupling.order.\"mass2.f1=1"}, "malformed key");
+  expect_error("oscillator2_fd_case1.toml", {"coupling.order.\"mass2\"f1=1"}, "malformed key");
+}
+
 // 004's interface: H = h1 = 10 ms, mass2 on its own grid h2 = FR h1, ahead with
 // slowest-first; its inputs keep the fast samples of one slow step.
 TEST(OscillatorScenarioKeys, FastStepDeliveryCommunicatesAtTheFastStep) {
