@@ -208,15 +208,19 @@ void rt_log_limiter::add(const rt_event& event, std::string_view channel, std::i
     it = st.counts.end() - 1;
   }
   ++it->second;
+  // Channels are drained one after the other, so their events arrive out of simulated-time
+  // order: the span is the earliest to the latest, not the first to the last received.
   if (st.pending == 0) {
     st.first_tick = event.sim_tick;
+    st.last_tick = event.sim_tick;
     st.worst = event;
     st.worst_channel = channel;
   } else if (event.a > st.worst.a) {
     st.worst = event;
     st.worst_channel = channel;
   }
-  st.last_tick = event.sim_tick;
+  st.first_tick = std::min(st.first_tick, event.sim_tick);
+  st.last_tick = std::max(st.last_tick, event.sim_tick);
   ++st.pending;
 }
 

@@ -175,6 +175,20 @@ TEST(RtLog, LimiterLogsTheFirstOverrunThenAtMostOneSummaryPerSecond) {
   EXPECT_EQ(1 + 2001 + 2000 + 998, 2 * 2500);
 }
 
+// The drain reads one thread's channel after the other, so a summary may receive a later
+// overrun before an earlier one; its span still runs from the earliest to the latest.
+TEST(RtLog, LimiterSpanRunsFromTheEarliestToTheLatestOverrun) {
+  rt_log_limiter limiter(1'000'000'000);
+  std::vector<rt_log_line> lines;
+  limiter.add(overrun_at(1, 1500), "valve", 0, lines);  // the first line of the run
+  limiter.add(overrun_at(1817, 1100), "multibody", 10, lines);
+  limiter.add(overrun_at(1815, 1200), "hydraulics", 10, lines);
+  limiter.add(overrun_at(1816, 1000), "multibody", 10, lines);
+  limiter.flush(20, true, lines);
+  ASSERT_EQ(lines.size(), 2U);
+  EXPECT_NE(lines[1].text.find("(t_sim 1.815 s to 1.817 s;"), std::string::npos) << lines[1].text;
+}
+
 TEST(RtLog, LimiterPassesStopsAndKeepsCodesApart) {
   rt_log_limiter limiter(1'000'000'000);
   std::vector<rt_log_line> lines;
