@@ -190,6 +190,30 @@ TEST(Sweep, EqualValuesRunIntoFoldersOfTheirOwn) {
   EXPECT_TRUE(fs::exists(dir / "ten/10_coupling.extrapolation=1/summary.json"));
 }
 
+// A second, shorter sweep into the same DIR: the first one's folders for values it does not
+// have go (they would sit beside a sweep.csv that does not list them); a folder that is not a
+// sweep run's, or holds more than a run writes, stays.
+TEST(Sweep, AShorterSweepIntoTheSameFolderLeavesNoRunsItDoesNotList) {
+  temp_dir dir;
+  const std::string out = dir / "re";
+  const auto sweep = [&](const std::string& values) {
+    return cosim_cli({"sweep", scenarios + "oscillator2_fd_case1.toml", "--key", "run.macro_step",
+                      "--values", values, "--set", "run.duration=0.1", "--out", out});
+  };
+  ASSERT_EQ(sweep("1e-3,2e-3,5e-3,1e-2").code, 0);
+  fs::create_directories(out + "/notes");
+  fs::create_directories(out + "/4_run.macro_step=1e-2/plots");  // the user's own, kept
+  const auto r = sweep("1e-3,2e-3");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("removed 1 run folder(s) of an earlier sweep"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(out + "/1_run.macro_step=1e-3/summary.json"));
+  EXPECT_TRUE(fs::exists(out + "/2_run.macro_step=2e-3/summary.json"));
+  EXPECT_FALSE(fs::exists(out + "/3_run.macro_step=5e-3"));
+  EXPECT_TRUE(fs::exists(out + "/4_run.macro_step=1e-2/plots"));
+  EXPECT_TRUE(fs::exists(out + "/notes"));
+  EXPECT_EQ(read_table(out + "/sweep.csv").rows.size(), 2u);
+}
+
 TEST(Sweep, ProgressIsQuietOffATerminalUnlessForced) {
   temp_dir dir;
   const std::vector<std::string> base{"sweep",    scenarios + "oscillator2_fd_case1.toml",

@@ -14,10 +14,12 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "batch_runner.hpp"
 #include "commands.hpp"
 #include "cosim/rt_config/model_registry.hpp"
+#include "cosim/rt_config/results_folder.hpp"
 #include "cosim/runtime/error.hpp"
 #include "csv_table.hpp"
 #include "error_measures.hpp"
@@ -96,6 +98,36 @@ batch_run run_of(const sweep_request& q, std::size_t i) {
   r.out_dir = (fs::path(q.out) / dir_name(i, q.values.size(), q.key, q.values[i])).string();
   r.all_columns = true;
   return r;
+}
+
+/// Run folders (<n>_<key>=<value>, files only, with results) of an earlier sweep into DIR that
+/// this sweep will not write: left there, they would sit beside a sweep.csv that does not list
+/// them. Each is locked before it goes, so a folder a running process writes into is never
+/// removed (that error names the holder's pid). Returns how many were removed.
+std::size_t remove_stale_run_folders(const sweep_request& q) {
+  std::set<std::string> ours;
+  for (std::size_t i = 0; i < q.values.size(); ++i)
+    ours.insert(dir_name(i, q.values.size(), q.key, q.values[i]));
+  std::vector<fs::path> stale;
+  for (const auto& e : fs::directory_iterator(q.out)) {
+    const std::string name = e.path().filename().string();
+    const auto us = name.find('_');
+    if (!e.is_directory() || us == 0 || us == std::string::npos ||
+        name.find('=', us) == std::string::npos || ours.count(name) != 0 ||
+        !std::all_of(name.begin(), name.begin() + static_cast<std::ptrdiff_t>(us),
+                     [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    bool files_only = true;
+    for (const auto& f : fs::directory_iterator(e.path())) files_only &= f.is_regular_file();
+    if (files_only &&
+        (fs::exists(e.path() / "results.csv") || fs::exists(e.path() / "summary.json")))
+      stale.push_back(e.path());
+  }
+  for (const fs::path& p : stale) {
+    const config::results_folder lock(p);
+    fs::remove_all(p);
+  }
+  return stale.size();
 }
 
 /// The row of value i from its run: status, and the errors computed from its rows in memory
@@ -274,6 +306,11 @@ command add_sweep_command(CLI::App& app) {
             std::error_code ec;
             fs::create_directories(q->out, ec);
             COSIM_INPUT_CHECK(!ec, errc::io, "cannot create " + q->out + ": " + ec.message());
+            if (const std::size_t gone = remove_stale_run_folders(*q); gone > 0)
+              std::fprintf(stderr,
+                           "cosim sweep: removed %zu run folder(s) of an earlier sweep from %s "
+                           "(values this sweep does not have)\n",
+                           gone, q->out.c_str());
             install_signal_handlers();
 
             std::vector<sweep_row> rows(q->values.size());
