@@ -136,6 +136,22 @@ TEST(Sweep, BadInput) {
                 .code,
             2);  // --columns without --reference
   EXPECT_EQ(cosim_cli({"sweep", sc, "--values", "1e-3", "--out", out}).code, 2);  // no --key
+  // A key every value would fail on, and a column the closed form lacks: refused before
+  // anything is written, naming the option.
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--key", "run.nonexistent", "--values", "1"},
+        std::vector<std::string>{"--key", "run", "--values", "1"},
+        std::vector<std::string>{"--key", "run.macro_step", "--values", "1e-3", "--reference",
+                                 "closed-form", "--columns", "nosuch"}}) {
+    std::vector<std::string> args{"sweep", sc, "--out", dir / "never"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    const auto r = cosim_cli(args);
+    EXPECT_EQ(r.code, 2) << bad[1];
+    EXPECT_NE(r.err.find(bad.size() > 4 ? "--columns nosuch" : "--key " + bad[1]),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(dir / "never")) << bad[1];
+  }
   // One bad value: its row says error, the others run, exit 2.
   const auto r = cosim_cli({"sweep", scenarios + "oscillator004.toml", "--key", "model.fr",
                             "--values", "3,0.5,5", "--set", "run.duration=5", "--reference",

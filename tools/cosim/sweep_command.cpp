@@ -216,6 +216,16 @@ sweep_plan make_plan(const sweep_request& q) {
                     "sweep: --key " + q.key + ": give the key only, values go to --values");
   // Bad scenario files and --set keys fail here, before anything runs.
   const config::scenario base = config::load_scenario(q.scenario, q.sets);
+  // An unknown key (or a table) fails every value alike: refuse the sweep, not each row. A
+  // bad value stays that value's row.
+  try {
+    std::vector<std::string> sets = q.sets;
+    sets.push_back(q.key + "=" + q.values.front());
+    (void)config::load_scenario(q.scenario, sets);
+  } catch (const cosim::error& e) {
+    if (e.code() == errc::config_key)
+      throw error(errc::config_key, "sweep: --key " + q.key + ": " + e.what());
+  }
   if (q.reference == closed_form) {
     const auto def = config::oscillator_definition_of(base);
     COSIM_INPUT_CHECK(def.has_value(), errc::config_value,
@@ -242,6 +252,15 @@ sweep_plan make_plan(const sweep_request& q) {
   if (!q.columns.empty()) {
     COSIM_INPUT_CHECK(!q.reference.empty(), errc::config_key, "sweep: --columns needs --reference");
     p.columns = q.columns;
+    for (const auto& c : p.columns) {
+      const bool state =
+          c.size() > 1 && (c[0] == 'x' || c[0] == 'v') &&
+          std::find(p.position.begin(), p.position.end(), "x" + c.substr(1)) != p.position.end();
+      COSIM_INPUT_CHECK(!p.closed || state, errc::config_value,
+                        "sweep: --columns " + c +
+                            ": the closed form has only the columns x1..xn, "
+                            "v1..vn");
+    }
     if (p.reference_file)
       for (const auto& c : p.columns)
         COSIM_INPUT_CHECK(p.reference_file->column(c) >= 0, errc::config_value,
