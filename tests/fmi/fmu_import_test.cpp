@@ -301,6 +301,41 @@ TEST(FmuLoad, UnpackFolderUnderTmpdirLivesAsLongAsItsLastUser) {
   EXPECT_TRUE(unpack_folders(tmp.path()).empty());
 }
 
+// An archive whose entries all start with "./" (as some zip tools write them) is the same FMU:
+// it loads and runs like the original.
+TEST(FmuArchive, EntriesWithADotSlashPrefixAreTheSameFiles) {
+  temp_dir dir;
+  const std::string original = fmus + "/linear_ode_fmi2.fmu";
+  cosim::test::entries dotted{{"./", ""}};
+  {
+    int err = 0;
+    zip_t* z = zip_open(original.c_str(), ZIP_RDONLY, &err);
+    ASSERT_NE(z, nullptr);
+    for (zip_int64_t i = 0; i < zip_get_num_entries(z, 0); ++i) {
+      const std::string name = zip_get_name(z, static_cast<zip_uint64_t>(i), 0);
+      if (name.back() == '/') continue;
+      zip_stat_t st;
+      ASSERT_EQ(zip_stat_index(z, static_cast<zip_uint64_t>(i), 0, &st), 0);
+      std::string data(st.size, '\0');
+      zip_file_t* f = zip_fopen_index(z, static_cast<zip_uint64_t>(i), 0);
+      ASSERT_NE(f, nullptr);
+      ASSERT_EQ(zip_fread(f, data.data(), data.size()), static_cast<zip_int64_t>(data.size()));
+      zip_fclose(f);
+      dotted.emplace_back("./" + name, data);
+    }
+    zip_discard(z);
+  }
+  const std::string fmu = dir / "dotted.fmu";
+  write_zip(fmu, dotted);
+  const auto f = read_fmu(fmu);
+  EXPECT_TRUE(f->has("modelDescription.xml"));
+  auto a = std::make_unique<fmu_subsystem>("a", load_fmu(read_fmu(original)),
+                                           std::vector<parameter_value>{});
+  auto b = std::make_unique<fmu_subsystem>("b", load_fmu(f), std::vector<parameter_value>{});
+  EXPECT_EQ(a->output_count(), b->output_count());
+  EXPECT_EQ(a->output_desc(0).name, b->output_desc(0).name);
+}
+
 TEST(FmuLoad, PortsUnitsFeedthroughAndUnknownPorts) {
   temp_dir dir;
   // feedthrough_fmi3: y = gain * u, Output y depends on u (ModelStructure).

@@ -71,7 +71,11 @@ std::uint64_t zip_archive::size() const {
 std::string zip_archive::name(std::uint64_t i) const {
   const char* n = zip_get_name(z_, i, 0);
   if (n == nullptr) fail("entry " + std::to_string(i) + " has no readable name");
-  return n;
+  // Some packers write every entry as "./modelDescription.xml"; unzip reads them as the same
+  // files, so the leading "./" are dropped (an entry that is only "./" stays the top folder).
+  std::string_view v(n);
+  while (v.size() > 2 && v.substr(0, 2) == "./") v.remove_prefix(2);
+  return std::string(v);
 }
 
 std::uint64_t zip_archive::entry_size(std::uint64_t i) const {
