@@ -354,8 +354,17 @@ void config_reader::collect_unread(const toml::table& t, const std::string& pref
 void config_reader::check_all_read() const {
   std::vector<std::string> unread;
   collect_unread(root_, "", unread);
-  if (!unread.empty())
-    throw error(errc::config_key, where(unread.front()) + ": unknown key '" + unread.front() + "'");
+  if (unread.empty()) return;
+  const std::string& key = unread.front();
+  // Scenario files take <subsystem>.step; a system file keeps a subsystem's keys in its
+  // [subsystems.NAME] table, so say where the key belongs.
+  std::string hint;
+  if (const auto dot = key.find('.'); dot != std::string::npos) {
+    const toml::table* subs = root_["subsystems"].as_table();
+    if (subs != nullptr && subs->contains(key.substr(0, dot)))
+      hint = " (a subsystem's keys are under subsystems.NAME here: subsystems." + key + ")";
+  }
+  throw error(errc::config_key, where(key) + ": unknown key '" + key + "'" + hint);
 }
 
 }  // namespace cosim::config

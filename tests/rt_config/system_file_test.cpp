@@ -240,6 +240,22 @@ TEST(SystemFile, UnknownKeyInAConnection) {
   expect_names(error_of(dir, t), line_of(t, "order = 1"), "connections[0].order", "unknown key");
 }
 
+// Scenario files take <subsystem>.step; in a system file the same key written that way says
+// where it belongs.
+TEST(SystemFile, ASubsystemKeyOutsideItsTableSaysWhereItBelongs) {
+  temp_dir dir;
+  const std::string path = dir / "sys.toml";
+  std::ofstream(path) << base;
+  try {
+    (void)config::load_scenario(path, {"mass1.step=5e-4"});
+    ADD_FAILURE() << "no error";
+  } catch (const cosim::error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("unknown key 'mass1.step'"), std::string::npos) << m;
+    EXPECT_NE(m.find("subsystems.mass1.step"), std::string::npos) << m;
+  }
+}
+
 TEST(SystemFile, CommandLineExitsTwoAndWritesNothing) {
   temp_dir dir;
   const std::string sys =
