@@ -394,7 +394,7 @@ void build_system(const scenario& sc, built_scenario& b) {
     const port_ref t = find_port(sys, c.at, c.at.key + ".to", c.to, true);
     const port_desc& out = sys.at(a.sub).output_desc(a.port);
     const input_port& in = sys.at(t.sub).input(t.port);
-    if (out.unit != in.desc().unit)
+    if (!units_compatible(out.unit, in.desc().unit))
       fail(c.at, c.at.key + ".from",
            "cannot connect " + c.from + " [" + out.unit + "] to " + c.to + " [" + in.desc().unit +
                "]: units differ");

@@ -48,7 +48,7 @@ std::size_t system::connect(const std::string& from, const std::string& to) {
                     "subsystem '" + b.subsystem + "' has no input '" + b.port + "'");
   const port_desc& out = subsystems_[c.from]->output_desc(c.output);
   input_port& in = subsystems_[c.to]->input(c.input);
-  COSIM_INPUT_CHECK(out.unit == in.desc().unit, errc::model,
+  COSIM_INPUT_CHECK(units_compatible(out.unit, in.desc().unit), errc::model,
                     "cannot connect " + from + " [" + out.unit + "] to " + to + " [" +
                         in.desc().unit + "]: units differ");
   COSIM_INPUT_CHECK(!in.connected(), errc::model, "input " + to + " already has a producer");

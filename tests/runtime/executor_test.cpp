@@ -113,6 +113,38 @@ class echo_sub final : public subsystem {
   double initial_;
 };
 
+/// One input and one output in the given units ("" = none declared, as an FMU variable
+/// without a unit).
+class unit_sub final : public subsystem {
+ public:
+  unit_sub(std::string name, const std::string& in_unit, const std::string& out_unit)
+      : subsystem(std::move(name)) {
+    add_input({"u", in_unit, port_role::signal});
+    add_output({"y", out_unit, port_role::signal});
+  }
+
+ private:
+  bool do_step(time_point /*t*/, duration /*h*/) noexcept override { return true; }
+  void do_update_outputs(time_point t) noexcept override { set_output(0, in(0, t)); }
+};
+
+TEST(System, UnitsMustMatchUnlessOneSideDeclaresNone) {
+  cosim::system sys;
+  sys.add(std::make_unique<clock_sub>("clock"));            // y [1]
+  sys.add(std::make_unique<unit_sub>("any", "", ""));       // no units declared
+  sys.add(std::make_unique<unit_sub>("metres", "m", "m"));  // u, y [m]
+  sys.add(std::make_unique<echo_sub>("echo"));              // u [1]
+  EXPECT_NO_THROW(sys.connect("clock.y", "any.u"));
+  EXPECT_NO_THROW(sys.connect("any.y", "metres.u"));
+  try {
+    sys.connect("metres.y", "echo.u");
+    ADD_FAILURE() << "m into 1 connected";
+  } catch (const cosim::error& e) {
+    EXPECT_NE(std::string(e.what()).find("[m] to echo.u [1]: units differ"), std::string::npos)
+        << e.what();
+  }
+}
+
 /// Goes bad at macro step `bad_step` (t >= bad_step ms) in one of three ways.
 enum class failure { nan_output, step_false, nan_variable };
 class faulty_sub final : public subsystem {

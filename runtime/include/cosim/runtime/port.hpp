@@ -29,6 +29,12 @@ struct port_desc {
   int derivative_order = 0;
 };
 
+/// Whether an output may feed an input: equal units, or one side without a declared unit
+/// (an FMU variable with no unit says nothing about it, so it cannot contradict the other).
+[[nodiscard]] inline bool units_compatible(const std::string& out, const std::string& in) noexcept {
+  return out == in || out.empty() || in.empty();
+}
+
 /// A deterministic function of simulation time (a manoeuvre such as 003 Eq. (19)).
 /// Bound to an input port it is evaluated exactly at every sub-step, like an input the
 /// subsystem computes itself.
