@@ -435,8 +435,8 @@ void build_system(const scenario& sc, built_scenario& b) {
     try {
       sys.add_probe(r.as.empty() ? r.ref : r.as, r.ref);
     } catch (const error& e) {
-      throw error(errc::config_value, sc.file + ": output.record[" + std::to_string(i) + "] = \"" +
-                                          r.ref + "\": " + e.what());
+      throw error(errc::config_value, (r.where.empty() ? sc.file : r.where) + ": output.record[" +
+                                          std::to_string(i) + "] = \"" + r.ref + "\": " + e.what());
     }
   }
   add_drivers(sc, b);  // no-op for drivers a source already added

@@ -272,6 +272,7 @@ void read_system_rest(config_reader& r, scenario& sc) {
       for (std::size_t i = 0; i < arr->size(); ++i) {
         const std::string key = "output.record[" + std::to_string(i) + "]";
         record_decl d;
+        d.where = r.where(key);
         if (const auto* str = (*arr)[i].as_string()) {
           d.ref = str->get();
         } else if ((*arr)[i].is_table()) {

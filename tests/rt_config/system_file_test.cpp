@@ -240,6 +240,14 @@ TEST(SystemFile, UnknownKeyInAConnection) {
   expect_names(error_of(dir, t), line_of(t, "order = 1"), "connections[0].order", "unknown key");
 }
 
+TEST(SystemFile, UnknownRecordedVariableNamesItsLine) {
+  temp_dir dir;
+  const std::string t = replace(base, "record = [{ ref = \"mass1.x\", as = \"x1\" }, \"mass2.x\"]",
+                                "record = [\n  \"mass2.x\",\n  \"mass2.nope\",\n]");
+  expect_names(error_of(dir, t), line_of(t, "\"mass2.nope\""), "output.record[1]",
+               "no variable or output 'nope'");
+}
+
 // Scenario files take <subsystem>.step; in a system file the same key written that way says
 // where it belongs.
 TEST(SystemFile, ASubsystemKeyOutsideItsTableSaysWhereItBelongs) {

@@ -102,8 +102,11 @@ struct source_decl {
 };
 
 struct record_decl {
-  std::string ref;  // "subsystem.variable" (a variable, else an output)
-  std::string as;   // column name; empty: ref
+  record_decl() = default;
+  record_decl(std::string r, std::string a) : ref(std::move(r)), as(std::move(a)) {}
+  std::string ref;    // "subsystem.variable" (a variable, else an output)
+  std::string as;     // column name; empty: ref
+  std::string where;  // "file:line:col" of the entry; empty for a preset's (the file then)
 };
 
 struct system_spec {
