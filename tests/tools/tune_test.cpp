@@ -197,6 +197,50 @@ TEST(Tune, RefusesAnEmptySearchSpaceAndNonPositiveIncrements) {
   }
 }
 
+// Refused before any run: nothing written, no summary that says "completed".
+TEST(Tune, RefusesUnknownManoeuvresEmptyOrdersAndNonFiniteBoundsUpFront) {
+  const temp_dir dir;
+  const std::string crane = "tune " + scenarios + "crane_m1_fs.toml --jobs 1 --out " + (dir / "x");
+  struct bad {
+    std::string args, message;
+  };
+  for (const bad& b :
+       {// The crane's manoeuvres: M1, M2, hold and the 002 test inputs (not M3).
+        bad{crane + " --largest-step --manoeuvres M3",
+            "--manoeuvres 'M3': model.manoeuvre = \"M3\": must be M1, M2, hold, or a test "
+            "input of 002 Eqs. (12)-(15): step, ramp, impulse, sine"},
+        bad{crane + " --largest-step --set 'tune.manoeuvres=[\"M1\",\"M9\"]'",
+            "tune.manoeuvres 'M9'"},
+        // crane2 has no M2, the default's second manoeuvre.
+        bad{"tune " + scenarios + "crane2_m1_fs.toml --largest-step --jobs 1 --out " + (dir / "x"),
+            "tune.manoeuvres (default) 'M2': model.manoeuvre = \"M2\": must be M1, hold,"},
+        // CLI11 reads an empty item as 0; an empty list is no list of orders.
+        bad{crane + " --orders ''", "--orders: '' is not an extrapolation order (0-4)"},
+        bad{crane + " --orders 9", "--orders: extrapolation orders are 0-4, got 9"},
+        bad{crane + " --H-max inf", "tune.H_max = inf: must be finite"},
+        bad{crane + " --largest-step --tolerance inf", "tune.tolerance = inf: must be finite"}}) {
+    const result r = cosim(dir, b.args);
+    EXPECT_EQ(r.code, 2) << b.args << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(b.message), std::string::npos) << b.args << ": " << r.err;
+    EXPECT_FALSE(fs::exists(dir / "x")) << b.args;
+  }
+}
+
+// The search and --largest-step set model.manoeuvre in every run: an oscillator has none, so
+// it is refused before the first trial (it ran 25 failing runs and exited 1).
+TEST(Tune, ModelWithoutManoeuvreIsRefusedBeforeAnyRun) {
+  const temp_dir dir;
+  for (const std::string mode : {"", " --largest-step"}) {
+    const result r = cosim(
+        dir, "tune " + scenarios + "oscillator2_fd_case1.toml" + mode + " --out " + (dir / "o"));
+    EXPECT_EQ(r.code, 2) << mode << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("model 'oscillator2' has no model.manoeuvre"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("Models that have it: crane, crane2"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "") << mode;  // not one run started
+    EXPECT_FALSE(fs::exists(dir / "o")) << mode;
+  }
+}
+
 TEST(Tune, LargestStepOfDirectZohM1) {
   if (sanitized) GTEST_SKIP() << "ten 10-s runs and a fine reference; skipped under sanitizers";
   // 003 Sect. 5: f-s M1 is accurate (within 2 mm, 001 Fig. 11b) at 10 ms and on the verge

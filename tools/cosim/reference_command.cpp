@@ -3,14 +3,16 @@
 //  - oscillators: the closed form of 000 Eq. (36) / 004 Eq. (3), or for the nonlinear
 //    000 A.3 problem a fine monolithic RK4, on the scenario's output grid.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "commands.hpp"
 #include "cosim/rt_config/model_registry.hpp"
@@ -24,17 +26,33 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr double unset = std::numeric_limits<double>::quiet_NaN();
-
+// Optional, not NaN for "not given": CLI11 reads "nan" as a number, which must be refused.
 struct reference_request {
   std::string manoeuvre;
   std::string oscillator;
   std::vector<std::string> sets;
-  double step = unset;
-  double duration = unset;
-  double output_interval = unset;
+  std::optional<double> step, duration, output_interval;
   std::string out;
 };
+
+std::string shortest(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return {buf, r.ptr};
+}
+
+/// "--step 0.3", or "--step 5e-05 (default)" for a value the user did not give.
+std::string named(const char* option, const std::optional<double>& given, double value) {
+  return std::string(option) + " " + shortest(value) + (given ? "" : " (default)");
+}
+
+/// Every numeric option is a time: finite and > 0.
+void check_times(const reference_request& q) {
+  for (const auto& [option, v] : {std::pair{"--step", q.step}, std::pair{"--duration", q.duration},
+                                  std::pair{"--output-interval", q.output_interval}})
+    COSIM_INPUT_CHECK(!v || (std::isfinite(*v) && *v > 0.0), errc::config_value,
+                      std::string(option) + " " + shortest(*v) + ": must be a finite number > 0");
+}
 
 void ensure_parent(const std::string& file) {
   const fs::path parent = fs::path(file).parent_path();
@@ -64,11 +82,26 @@ int run_crane(const reference_request& q) {
       "--manoeuvre " + q.manoeuvre +
           ": must be M1 or M2 (hold needs no reference: it is the equilibrium)");
   o.manoeuvre = kind;
-  if (!std::isnan(q.step)) o.step = q.step;
-  if (!std::isnan(q.duration)) o.duration = q.duration;
-  if (!std::isnan(q.output_interval)) o.output_interval = q.output_interval;
-  COSIM_INPUT_CHECK(std::isfinite(o.duration) && o.duration > 0.0, errc::config_value,
-                    "--duration must be > 0");
+  o.step = q.step.value_or(o.step);
+  o.duration = q.duration.value_or(o.duration);
+  o.output_interval = q.output_interval.value_or(o.output_interval);
+  const std::string step = named("--step", q.step, o.step);
+  const std::string duration = named("--duration", q.duration, o.duration);
+  const std::string interval = named("--output-interval", q.output_interval, o.output_interval);
+  // run_crane_reference takes round(duration / step) steps: at least one, and few enough that
+  // every step index is exact in double (t = (k + 1) step) and fits its long counter.
+  COSIM_INPUT_CHECK(o.step <= o.duration, errc::config_value,
+                    step + " is longer than " + duration + ": not one step");
+  COSIM_INPUT_CHECK(o.duration / o.step <= 0x1p53, errc::config_value,
+                    step + " over " + duration + " gives more than 2^53 steps");
+  // Rows come every output interval from t = 0: one longer than the run writes only t = 0.
+  COSIM_INPUT_CHECK(o.output_interval <= o.duration * (1.0 + 1e-9), errc::config_value,
+                    interval + " is longer than " + duration + ": no row after t = 0");
+  // The same test as run_crane_reference's, so that its message never reaches the user.
+  const double every = std::round(o.output_interval / o.step);
+  COSIM_INPUT_CHECK(
+      std::abs(every * o.step - o.output_interval) <= 1e-9 * std::max(o.output_interval, o.step),
+      errc::config_value, interval + " is not a whole multiple of " + step);
   const std::string out = q.out.empty() ? "results/reference_" + q.manoeuvre + ".csv" : q.out;
   crane::reference_result r;
   try {
@@ -94,17 +127,10 @@ int run_crane(const reference_request& q) {
   return 0;
 }
 
-std::string shortest(double v) {
-  char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return {buf, r.ptr};
-}
-
 int run_oscillator(reference_request q) {
   const std::string path = scenario_path(q.oscillator);
-  if (!std::isnan(q.duration)) q.sets.push_back("run.duration=" + shortest(q.duration));
-  if (!std::isnan(q.output_interval))
-    q.sets.push_back("run.output_interval=" + shortest(q.output_interval));
+  if (q.duration) q.sets.push_back("run.duration=" + shortest(*q.duration));
+  if (q.output_interval) q.sets.push_back("run.output_interval=" + shortest(*q.output_interval));
   const config::scenario sc = config::load_scenario(path, q.sets);
   const auto def = config::oscillator_definition_of(sc);
   COSIM_INPUT_CHECK(
@@ -116,8 +142,7 @@ int run_oscillator(reference_request q) {
     t = oscillator_reference_table(*def, times);
   } else {
     // Fine monolithic RK4 (000 A.3 has no closed form); --step sets its largest step.
-    const double h = std::isnan(q.step) ? 1e-5 : q.step;
-    COSIM_INPUT_CHECK(std::isfinite(h) && h > 0.0, errc::config_value, "--step must be > 0");
+    const double h = q.step.value_or(1e-5);
     const osc::reference_solution ref(*def, h);
     t = oscillator_reference_table(*def, {});
     const auto z = ref.states_at(times);
@@ -179,6 +204,7 @@ command add_reference_command(CLI::App& app) {
                   "the scenario's)");
   cmd->add_option("--out", q->out, "Output CSV file");
   return {cmd, [q] {
+            check_times(*q);
             if (!q->manoeuvre.empty()) {
               COSIM_INPUT_CHECK(q->sets.empty(), errc::config_key,
                                 "reference: --set applies to --oscillator scenarios only");

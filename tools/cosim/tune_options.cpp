@@ -3,6 +3,7 @@
 #include "tune_options.hpp"
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -88,6 +89,22 @@ tune_options read_options(const tune_request& req, const config::scenario& sc) {
            "`cosim sweep --key run.macro_step` on it, or tune the [model] preset it was "
            "written from");
   const config::model_entry* model = config::find_model(sc.model);
+  // Every run of the search and of --largest-step sets model.manoeuvre (a 002 test input, or
+  // the manoeuvre): a model without it would give only failed runs.
+  auto has_manoeuvre = [](const config::model_entry& m) {
+    return std::any_of(m.keys.begin(), m.keys.end(),
+                       [](const config::key_doc& k) { return k.key == "model.manoeuvre"; });
+  };
+  if (model == nullptr || !has_manoeuvre(*model)) {
+    std::string with;
+    for (const auto& m : config::models())
+      if (has_manoeuvre(m)) with += (with.empty() ? "" : ", ") + m.name;
+    refuse(sc.file +
+           ": cosim tune replaces the valve command model.manoeuvre by the test inputs "
+           "of 002 Eqs. (12)-(15) (--largest-step: by the manoeuvres); model '" +
+           sc.model + "' has no model.manoeuvre. Models that have it: " + with +
+           ". Use `cosim sweep --key run.macro_step` on this scenario");
+  }
   auto pos = [&](const std::string& key, double& v) {
     if (auto x = r.opt_double(key)) {
       if (!(*x > 0.0) || !std::isfinite(*x)) r.fail(key, "must be a positive, finite number");
@@ -155,14 +172,34 @@ tune_options read_options(const tune_request& req, const config::scenario& sc) {
            ": must be > 0: H grows from H_ini by H_inc (002 Sect. 2.4.1)");
   if (!(o.H_ini > 0.0) || !std::isfinite(o.H_ini))
     refuse("tune.H_ini = " + num(o.H_ini) + ": must be > 0");
-  if (!(o.H_max >= o.H_ini))
-    refuse("tune.H_max = " + num(o.H_max) + ": must be >= tune.H_ini = " + num(o.H_ini));
-  if (!(o.linear_factor > 1.0))
-    refuse("tune.linear_factor = " + num(o.linear_factor) + ": must be > 1");
-  if (!(o.tolerance > 0.0)) refuse("tune.tolerance = " + num(o.tolerance) + ": must be > 0");
+  if (!(o.H_max >= o.H_ini) || !std::isfinite(o.H_max))
+    refuse("tune.H_max = " + num(o.H_max) + ": must be finite and >= tune.H_ini = " + num(o.H_ini));
+  if (!(o.linear_factor > 1.0) || !std::isfinite(o.linear_factor))
+    refuse("tune.linear_factor = " + num(o.linear_factor) + ": must be finite and > 1");
+  if (!(o.tolerance > 0.0) || !std::isfinite(o.tolerance))
+    refuse("tune.tolerance = " + num(o.tolerance) + ": must be finite and > 0");
+  const std::string orders = c.orders.empty() ? "tune.orders" : "--orders";
   for (int m : o.orders)
-    if (m < 0 || m > 4)
-      refuse("tune.orders: extrapolation orders are 0-4, got " + std::to_string(m));
+    if (m < 0 || m > 4) refuse(orders + ": extrapolation orders are 0-4, got " + std::to_string(m));
+  if (req.largest_step) {
+    // Each manoeuvre as the model reads it, before any run: an unknown one would only give a
+    // failed fine reference. The model's message lists the manoeuvres it has.
+    const std::string from = !c.manoeuvres.empty()      ? "--manoeuvres "
+                             : r.has("tune.manoeuvres") ? "tune.manoeuvres "
+                                                        : "tune.manoeuvres (default) ";
+    for (const auto& m : o.manoeuvres) {
+      std::vector<std::string> probe = req.sets;
+      probe.push_back(set("model.manoeuvre", m));
+      try {
+        (void)config::load_scenario(req.scenario, probe);
+      } catch (const error& e) {
+        std::string why = e.what();
+        const std::string ours = "--set model.manoeuvre: ";  // the probe's, not the user's
+        if (why.rfind(ours, 0) == 0) why.erase(0, ours.size());
+        refuse(from + "'" + m + "': " + why);
+      }
+    }
+  }
 
   // Defaults that depend on the scenario.
   if (o.interfaces.empty() && !r.has("tune.interfaces") && c.interfaces.empty()) {
@@ -239,8 +276,15 @@ CLI::App* add_tune_arguments(CLI::App& app, tune_request& req) {
                    "Linear-region factor F (tune.linear_factor, default 2)");
   tune->add_option("--tolerance", req.cli.tolerance,
                    "--largest-step tolerance [m] (default 0.002)");
+  // CLI11 converts an empty item to 0: `--orders ''` would search order 0 unasked.
   tune->add_option("--orders", req.cli.orders, "Extrapolation orders, e.g. 0,1,2 (tune.orders)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(CLI::Validator(
+          [](const std::string& s) {
+            return s.empty() ? std::string("'' is not an extrapolation order (0-4)")
+                             : std::string();
+          },
+          "ORDER"));
   tune->add_option("--interfaces", req.cli.interfaces, "direct,rim (tune.interfaces)")
       ->delimiter(',');
   tune->add_option("--schemes", req.cli.schemes,
