@@ -141,6 +141,52 @@ TEST(Compare, TimeThatDoesNotIncreaseIsRefusedWithLineAndValues) {
   EXPECT_TRUE(contains(nan.err, "d.csv:3: time t = nan is not finite")) << nan.err;
 }
 
+// A NaN or inf in a compared column made max_abs inf and rms nan with exit code 0: the
+// comparison is refused like a malformed file (exit 2), naming file, row, time and column.
+TEST(Compare, NonFiniteValueInAComparedColumnIsRefusedNamingFileRowTimeAndColumn) {
+  temp_dir dir;
+  (void)dir.file("a.csv", "t,x,y\n0,0,1\n0.1,0.1,1\n0.2,0.2,1\n0.3,0.3,1\n");
+  (void)dir.file("b.csv", "t,x,y\n0,0,1\n0.1,nan,1\n0.2,0.2,1\n0.3,0.3,1\n");
+  (void)dir.file("c.csv", "t,x,y\n0,0,1\n0.1,0.1,1\n0.2,0.2,-inf\n0.3,0.3,1\n");
+  struct bad {
+    std::string args, message;
+  };
+  for (const bad& b : {bad{"a.csv b.csv", "b.csv row 2 (t = 0.1): x = nan"},
+                       bad{"b.csv a.csv", "b.csv row 2 (t = 0.1): x = nan"},
+                       bad{"c.csv a.csv --columns y", "c.csv row 3 (t = 0.2): y = -inf"},
+                       bad{"c.csv b.csv",
+                           "b.csv row 2 (t = 0.1): x = nan; c.csv row 3 (t = "
+                           "0.2): y = -inf"}}) {
+    const result r = compare(dir, b.args);
+    EXPECT_EQ(r.code, 2) << b.args << "\n" << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, "not finite: " + b.message)) << b.args << ": " << r.err;
+    EXPECT_FALSE(contains(r.out, "max_abs")) << b.args << ": no table:\n" << r.out;
+  }
+  // A's value between two of B's times is interpolated: it counts even on no row of B.
+  (void)dir.file("fine.csv", "t,x\n0,0\n0.05,0.05\n0.1,0.1\n0.15,nan\n0.2,0.2\n0.3,0.3\n");
+  const result f = compare(dir, "fine.csv a.csv --columns x");
+  EXPECT_EQ(f.code, 2) << f.out;
+  EXPECT_TRUE(contains(f.err, "fine.csv row 4 (t = 0.15): x = nan")) << f.err;
+  // A column not compared may hold anything: x of b.csv is not compared here.
+  const result y = compare(dir, "a.csv b.csv --columns y");
+  ASSERT_EQ(y.code, 0) << y.err;
+  EXPECT_EQ(row_of(y.out, "y").max_abs, 0.0);
+}
+
+TEST(Compare, NumberOutOfRangeOrMalformedNamesLineColumnAndRow) {
+  temp_dir dir;
+  (void)dir.file("a.csv", linear_csv(grid(0.0, 0.1, 4), 1.0, 0.0));
+  (void)dir.file("big.csv", "t,x\n0,0\n0.1,1e400\n");
+  const result big = compare(dir, "a.csv big.csv");
+  EXPECT_EQ(big.code, 2);
+  EXPECT_TRUE(contains(big.err, "big.csv:3: column 'x' (row 2): '1e400' is out of the range"))
+      << big.err;
+  (void)dir.file("abc.csv", "t,x\n0,0\n0.1,0.1\n0.2,abc\n");
+  const result abc = compare(dir, "abc.csv a.csv");
+  EXPECT_EQ(abc.code, 2);
+  EXPECT_TRUE(contains(abc.err, "abc.csv:4: column 'x' (row 3): 'abc' is not a number")) << abc.err;
+}
+
 TEST(Compare, HeaderWithoutRowsIsRefused) {
   temp_dir dir;
   (void)dir.file("a.csv", linear_csv(grid(0.0, 0.1, 5), 1.0, 0.0));

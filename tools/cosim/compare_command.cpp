@@ -85,6 +85,14 @@ command add_compare_command(CLI::App& app) {
                               "compare: " + st->a + " and " + st->b + " share no column besides t");
             const compare_rules rules{st->allow_partial, same_span_rules.min_samples};
             const std::vector<column_difference> diffs = compare(a, b, cols, rules);
+            // A non-finite value makes max_abs inf and rms nan, which read as numbers: bad input
+            // like a malformed file, not a result.
+            std::string non_finite;
+            for (const auto& d : diffs)
+              if (!d.non_finite.empty())
+                non_finite += (non_finite.empty() ? "" : "; ") + d.non_finite;
+            COSIM_INPUT_CHECK(non_finite.empty(), errc::io,
+                              "compare: a compared value is not finite: " + non_finite);
             const overlap o = overlap_of(a, b);
             std::printf("A: %s  t = %s, %zu rows\n", st->a.c_str(), to_string(o.a).c_str(),
                         a.rows.size());

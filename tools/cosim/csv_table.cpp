@@ -44,6 +44,14 @@ bool ends_match(const csv_table& a, const csv_table& b, bool at_end) {
   return at_end ? inner < other_end - tol : inner > other_end + tol;
 }
 
+/// "b.csv row 3 (t = 0.2): x = nan".
+std::string cell(const csv_table& t, std::size_t row, int c) {
+  const auto& r = t.rows[row];
+  return t.path + " row " + std::to_string(row + 1) + " (t = " + number(r[0]) +
+         "): " + t.columns[static_cast<std::size_t>(c)] + " = " +
+         number(r[static_cast<std::size_t>(c)]);
+}
+
 std::string describe(const csv_table& t, const time_span& s) {
   return t.path + " (t = " + to_string(s) + ", " + std::to_string(t.rows.size()) + " rows)";
 }
@@ -108,8 +116,17 @@ csv_table read_csv(const std::string& path) {
     while (p <= end) {
       double v = 0.0;
       const auto r = std::from_chars(p, end, v);
-      COSIM_INPUT_CHECK(r.ec == std::errc{}, errc::io,
-                        path + ":" + std::to_string(lineno) + ": not a number");
+      if (r.ec != std::errc{}) {
+        const std::size_t c = row.size();
+        const std::string text(p, std::find(p, end, ','));
+        throw error(
+            errc::io,
+            path + ":" + std::to_string(lineno) + ": column " +
+                (c < t.columns.size() ? "'" + t.columns[c] + "'" : std::to_string(c + 1)) +
+                " (row " + std::to_string(t.rows.size() + 1) + "): '" + text +
+                (r.ec == std::errc::result_out_of_range ? "' is out of the range of a double"
+                                                        : "' is not a number"));
+      }
       row.push_back(v);
       p = r.ptr;
       if (p == end) break;
@@ -183,10 +200,14 @@ std::vector<column_difference> compare(const csv_table& a, const csv_table& b,
     column_difference d;
     d.column = name;
     double sum2 = 0.0;
-    for (const auto& row : b.rows) {
+    for (std::size_t i = 0; i < b.rows.size(); ++i) {
+      const auto& row = b.rows[i];
       const double t = row[0];
       if (t < o.a.first - inside_margin || t > o.a.last + inside_margin) continue;
-      const double diff = a.interpolate(ca, t) - row[static_cast<std::size_t>(cb)];
+      const double vb = row[static_cast<std::size_t>(cb)];
+      const double va = a.interpolate(ca, t);
+      if (d.non_finite.empty() && !std::isfinite(vb)) d.non_finite = cell(b, i, cb);
+      const double diff = va - vb;
       const double ad =
           std::isfinite(diff) ? std::abs(diff) : std::numeric_limits<double>::infinity();
       if (ad > d.max_abs || d.samples == 0) {
@@ -197,6 +218,15 @@ std::vector<column_difference> compare(const csv_table& a, const csv_table& b,
       ++d.samples;
     }
     d.rms = d.samples > 0 ? std::sqrt(sum2 / static_cast<double>(d.samples)) : 0.0;
+    // A's rows inside the compared span and the one on either side: the rows interpolated.
+    const std::size_t n = a.rows.size();
+    for (std::size_t j = 0; j < n && d.samples > 0; ++j) {
+      if (a.rows[std::min(j + 1, n - 1)][0] < o.compared.first - inside_margin) continue;
+      if (a.rows[j > 0 ? j - 1 : 0][0] > o.compared.last + inside_margin) break;
+      if (std::isfinite(a.rows[j][static_cast<std::size_t>(ca)])) continue;
+      d.non_finite += (d.non_finite.empty() ? "" : "; ") + cell(a, j, ca);
+      break;
+    }
     out.push_back(d);
   }
   return out;

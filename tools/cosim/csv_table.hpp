@@ -26,6 +26,10 @@ struct column_difference {
   double rms = 0.0;
   double t_at_max = 0.0;
   std::size_t samples = 0;
+  /// The first value that is not finite in each file's compared rows (B's inside A's span,
+  /// A's interpolated to them), as "b.csv row 3 (t = 0.2): x = nan", "; "-separated; empty if
+  /// none. max_abs and rms then mean nothing.
+  std::string non_finite;
 };
 
 struct time_span {
