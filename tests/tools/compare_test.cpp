@@ -228,6 +228,36 @@ TEST(Compare, RunThatStoppedEarlyIsRefusedUnlessPartialIsAllowed) {
   EXPECT_EQ(compare(dir, "c.csv b.csv").code, 2);
 }
 
+// Windows line ends read as the same file; a column named twice is refused (which one would
+// be compared?); a last line without a line end (a results file cut by a crash) is not used,
+// with a note, since its last number may be cut short.
+TEST(Compare, CrlfDuplicateColumnsAndACutLastLine) {
+  temp_dir dir;
+  const std::string lf = linear_csv(grid(0.0, 0.25, 5), 3.0, 0.0);
+  std::string crlf;
+  for (char c : lf) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  (void)dir.file("lf.csv", lf);
+  (void)dir.file("crlf.csv", crlf);
+  const result r = compare(dir, "lf.csv crlf.csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(row_of(r.out, "x").max_abs, 0.0);
+  EXPECT_EQ(row_of(r.out, "x").samples, 5u);
+
+  (void)dir.file("dup.csv", "t,x,x\n0,1,2\n1,2,3\n");
+  const result d = compare(dir, "lf.csv dup.csv");
+  EXPECT_EQ(d.code, 2);
+  EXPECT_TRUE(contains(d.err, "dup.csv:1: column 'x' appears twice (columns 2 and 3)")) << d.err;
+
+  // x = 3t; the last row cut after "2.2" of "2.25". Used, it would differ by 0.05.
+  (void)dir.file("cut.csv", "t,x\n0,0\n0.25,0.75\n0.5,1.5\n0.75,2.2");
+  (void)dir.file("full.csv", "t,x\n0,0\n0.25,0.75\n0.5,1.5\n0.75,2.25\n");
+  const result c = compare(dir, "full.csv cut.csv --allow-partial");
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_TRUE(contains(c.err, "cut.csv:5: the last line has no line end")) << c.err;
+  EXPECT_EQ(row_of(c.out, "x").samples, 3u);
+  EXPECT_EQ(row_of(c.out, "x").max_abs, 0.0);
+}
+
 TEST(Compare, SameSpanPrintsComparedSpanAndCount) {
   temp_dir dir;
   // A overshoots the duration 1 by less than its step (0, 0.3, .., 1.2), as a run whose macro

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 
@@ -94,6 +95,7 @@ csv_table read_csv(const std::string& path) {
   t.path = path;
   std::string line;
   COSIM_INPUT_CHECK(static_cast<bool>(std::getline(in, line)), errc::io, path + ": empty file");
+  if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF line ends
   {
     std::size_t start = 0;
     while (true) {
@@ -105,10 +107,25 @@ csv_table read_csv(const std::string& path) {
   }
   COSIM_INPUT_CHECK(!t.columns.empty() && t.columns[0] == "t", errc::io,
                     path + ":1: first column must be 't'");
+  for (std::size_t i = 1; i < t.columns.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      COSIM_INPUT_CHECK(t.columns[i] != t.columns[j], errc::io,
+                        path + ":1: column '" + t.columns[i] + "' appears twice (columns " +
+                            std::to_string(j + 1) + " and " + std::to_string(i + 1) + ")");
   std::size_t lineno = 1;
   std::size_t prev_lineno = 0;  // line of the previous row
   while (std::getline(in, line)) {
     ++lineno;
+    // Every row a run writes ends with a line end; a last line without one may have been cut
+    // mid-number by a crash (0.12 of 0.1234 still reads as a number), so it is not used.
+    if (in.eof() && !line.empty()) {
+      std::fprintf(stderr,
+                   "cosim: note: %s:%zu: the last line has no line end (cut off by a crash, or "
+                   "still being written?): not used\n",
+                   path.c_str(), lineno);
+      break;
+    }
+    if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     std::vector<double> row;
     const char* p = line.data();
