@@ -326,7 +326,13 @@ reference_result run_crane_reference(const reference_options& opt, const mechani
     const vc vscale{1.0 / mp.L, 1.0, 1.0, 0.5 / q[is], 0.5 / mp.Lh};
     res.max_velocity_violation =
         std::max(res.max_velocity_violation, (J * qd).cwiseProduct(vscale).cwiseAbs().maxCoeff());
-    if ((k + 1) % out_every == 0) record(t1, kappa);
+    if ((k + 1) % out_every == 0) {
+      record(t1, kappa);
+      if (opt.stop != nullptr && opt.stop->stop_requested()) {
+        res.stopped = true;
+        break;
+      }
+    }
   }
   return res;
 }

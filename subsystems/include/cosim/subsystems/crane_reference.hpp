@@ -40,6 +40,7 @@
 // M / (M + h^2/4 alpha |Phi_q|^2), ~0.7 at h = 0.05 ms: transients take up to ~20 iterations.
 #include <vector>
 
+#include "cosim/runtime/stop_source.hpp"
 #include "cosim/subsystems/crane_model.hpp"
 #include "cosim/subsystems/manoeuvre.hpp"
 
@@ -54,6 +55,9 @@ struct reference_options {
   double tolerance = 1e-5;         // on ||b||_2 in kN and MPa/s, see above
   double penalty = 1e12;           // alpha of 003 Eq. (23)
   int projections = 3;             // velocity and acceleration projections (003 Eq. (29))
+  /// Polled at every output row: once raised (an operator signal), the run ends there with
+  /// the rows so far and reference_result::stopped set.
+  const cosim::stop_source* stop = nullptr;
 };
 
 /// One output row; the first seven columns match the co-simulation CSV contract
@@ -80,6 +84,7 @@ struct reference_result {
   double max_velocity_violation = 0.0;    // |Phi_q q'| after projections, in m/s
   double max_final_residual = 0.0;        // largest converged ||b||_2 over all steps
   long steps = 0;                         // completed steps
+  bool stopped = false;                   // ended early by options.stop
   equilibrium initial;                    // the solve_equilibrium() start state
 };
 
