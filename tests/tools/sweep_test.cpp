@@ -136,6 +136,15 @@ TEST(Sweep, BadInput) {
                 .code,
             2);  // --columns without --reference
   EXPECT_EQ(cosim_cli({"sweep", sc, "--values", "1e-3", "--out", out}).code, 2);  // no --key
+  for (const char* jobs : {"-1", "x", "1.5"}) {
+    const auto r = cosim_cli(
+        {"sweep", sc, "--key", "run.macro_step", "--values", "1e-3", "--jobs", jobs, "--out", out});
+    EXPECT_EQ(r.code, 2) << jobs;
+    EXPECT_NE(r.err.find("--jobs: must be a whole number >= 0 (0: one per core), not '" +
+                         std::string(jobs) + "'"),
+              std::string::npos)
+        << r.err;
+  }
   // A key every value would fail on, and a column the closed form lacks: refused before
   // anything is written, naming the option.
   for (const std::vector<std::string>& bad :

@@ -1,6 +1,8 @@
 #include "batch_runner.hpp"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <exception>
 #include <new>
@@ -139,6 +141,19 @@ std::vector<batch_result> run_batch(const std::string& scenario, const std::vect
       },
       stop);
   return results;
+}
+
+void add_jobs_option(CLI::App& cmd, int& jobs) {
+  cmd.add_option("--jobs", jobs, "Parallel runs, 0: one per core (default)")
+      ->check(CLI::Validator(
+          [](const std::string& s) {
+            int v = -1;
+            const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+            return r.ec == std::errc{} && r.ptr == s.data() + s.size() && v >= 0
+                       ? std::string()
+                       : "must be a whole number >= 0 (0: one per core), not '" + s + "'";
+          },
+          "N"));
 }
 
 int default_jobs() {

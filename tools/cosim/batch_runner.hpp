@@ -12,6 +12,10 @@
 #include <vector>
 
 #include "commands.hpp"
+
+namespace CLI {
+class App;
+}
 #include "cosim/rt_config/scenario.hpp"
 #include "cosim/runtime/executor.hpp"
 #include "csv_table.hpp"
@@ -116,5 +120,8 @@ std::vector<batch_result> run_batch(const std::string& scenario, const std::vect
 
 /// --jobs 0 (unset): one per hardware thread.
 int default_jobs();
+
+/// Adds --jobs N to `cmd`: a whole number >= 0, 0 meaning one job per hardware thread.
+void add_jobs_option(CLI::App& cmd, int& jobs);
 
 }  // namespace cosim::cli

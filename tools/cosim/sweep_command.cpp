@@ -314,8 +314,7 @@ command add_sweep_command(CLI::App& app) {
   cmd->add_option("--columns", q->columns,
                   "Columns to compare, comma-separated (default: all shared)")
       ->delimiter(',');
-  cmd->add_option("--jobs", q->jobs, "Parallel runs (default: all cores)")
-      ->check(CLI::NonNegativeNumber);
+  add_jobs_option(*cmd, q->jobs);
   cmd->add_option("--out", q->out, "Output directory")->required();
   add_progress_flags(*cmd, q->progress);
   cmd->footer(keys_help());

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "batch_runner.hpp"
 #include "cosim/rt_config/config_reader.hpp"
 #include "cosim/rt_config/model_registry.hpp"
 #include "cosim/runtime/error.hpp"
@@ -262,8 +263,7 @@ CLI::App* add_tune_arguments(CLI::App& app, tune_request& req) {
       ->required()
       ->check(CLI::ExistingFile);
   tune->add_option("--out", req.out, "Output directory (default: results/tune_<scenario name>)");
-  tune->add_option("--jobs", req.jobs, "Parallel runs (default: all cores)")
-      ->check(CLI::PositiveNumber);
+  add_jobs_option(*tune, req.jobs);
   tune->add_option("--set", req.sets, "Override a scenario or [tune] key (repeatable)")
       ->type_name("KEY=VALUE");
   tune->add_flag(
