@@ -213,6 +213,13 @@ TEST(Sweep, EqualValuesRunIntoFoldersOfTheirOwn) {
   ASSERT_EQ(ten.code, 0) << ten.out << ten.err;
   EXPECT_TRUE(fs::exists(dir / "ten/01_coupling.extrapolation=0/summary.json"));
   EXPECT_TRUE(fs::exists(dir / "ten/10_coupling.extrapolation=1/summary.json"));
+  // Spaces after the commas are not part of the values (nor of the folder names).
+  const auto spaced =
+      cosim_cli({"sweep", scenarios + "oscillator2_fd_case1.toml", "--key", "run.macro_step",
+                 "--values", "1e-3, 2e-3", "--set", "run.duration=0.1", "--out", dir / "sp"});
+  ASSERT_EQ(spaced.code, 0) << spaced.err;
+  EXPECT_TRUE(fs::exists(dir / "sp/2_run.macro_step=2e-3/summary.json"));
+  EXPECT_EQ(read_table(dir / "sp/sweep.csv").text(1, "value"), "2e-3");
 }
 
 // A second, shorter sweep into the same DIR: the first one's folders for values it does not

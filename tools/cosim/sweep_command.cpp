@@ -320,6 +320,11 @@ command add_sweep_command(CLI::App& app) {
   cmd->footer(keys_help());
   return {cmd, [q] {
             const auto wall0 = std::chrono::steady_clock::now();
+            // "0.001, 0.002" (a space after the comma) means the same values.
+            for (std::string& v : q->values) {
+              v.erase(0, v.find_first_not_of(" \t"));
+              v.erase(v.find_last_not_of(" \t") + 1);
+            }
             const sweep_plan plan = make_plan(*q);
             std::error_code ec;
             fs::create_directories(q->out, ec);
