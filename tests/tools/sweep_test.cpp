@@ -136,6 +136,16 @@ TEST(Sweep, BadInput) {
                 .code,
             2);  // --columns without --reference
   EXPECT_EQ(cosim_cli({"sweep", sc, "--values", "1e-3", "--out", out}).code, 2);  // no --key
+  // An empty --out would silently mean the default folder.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", sc, "--out", ""},
+        std::vector<std::string>{"sweep", sc, "--key", "run.macro_step", "--values", "1e-3",
+                                 "--out", ""},
+        std::vector<std::string>{"reference", "--manoeuvre", "M1", "--out", ""}}) {
+    const auto r = cosim_cli(args);
+    EXPECT_EQ(r.code, 2) << args[0];
+    EXPECT_NE(r.err.find("--out: must not be empty"), std::string::npos) << r.err;
+  }
   for (const char* jobs : {"-1", "x", "1.5"}) {
     const auto r = cosim_cli(
         {"sweep", sc, "--key", "run.macro_step", "--values", "1e-3", "--jobs", jobs, "--out", out});

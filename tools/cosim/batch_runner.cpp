@@ -156,6 +156,15 @@ void add_jobs_option(CLI::App& cmd, int& jobs) {
           "N"));
 }
 
+CLI::Option* non_empty(CLI::Option* opt) {
+  return opt->check(CLI::Validator(
+      [](const std::string& s) {
+        return s.empty() ? std::string("must not be empty (leave the option out for the default)")
+                         : std::string();
+      },
+      "PATH"));
+}
+
 int default_jobs() {
   const unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : static_cast<int>(n);

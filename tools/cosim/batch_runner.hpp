@@ -15,7 +15,8 @@
 
 namespace CLI {
 class App;
-}
+class Option;
+}  // namespace CLI
 #include "cosim/rt_config/scenario.hpp"
 #include "cosim/runtime/executor.hpp"
 #include "csv_table.hpp"
@@ -123,5 +124,8 @@ int default_jobs();
 
 /// Adds --jobs N to `cmd`: a whole number >= 0, 0 meaning one job per hardware thread.
 void add_jobs_option(CLI::App& cmd, int& jobs);
+
+/// Refuses an empty value (e.g. --out ''), which would otherwise silently mean the default.
+CLI::Option* non_empty(CLI::Option* opt);
 
 }  // namespace cosim::cli

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "batch_runner.hpp"
 #include "commands.hpp"
 #include "cosim/rt_config/model_registry.hpp"
 #include "cosim/runtime/error.hpp"
@@ -106,8 +107,8 @@ int run_crane(const reference_request& q) {
   // The augmented-Lagrangian iteration converges linearly with factor ~ M / (M + h^2/4 alpha
   // |Phi_q|^2) (see crane_reference.hpp): below the paper's 0.05 ms it slows as 1/h^2, and the
   // valve's start at t = 2 s then needs more than 50 corrections in a step.
-  o.max_newton_iterations = static_cast<int>(
-      std::min(1e6, std::ceil(50.0 * std::max(1.0, std::pow(5e-5 / o.step, 2)))));
+  o.max_newton_iterations =
+      static_cast<int>(std::min(1e6, std::ceil(50.0 * std::max(1.0, std::pow(5e-5 / o.step, 2)))));
   crane::reference_result r;
   install_signal_handlers();  // SIGINT/SIGTERM/SIGHUP: keep the rows so far
   o.stop = &operator_stop();
@@ -214,7 +215,7 @@ command add_reference_command(CLI::App& app) {
   cmd->add_option("--output-interval", q->output_interval,
                   "Time between rows [s] (crane default 0.01, a multiple of --step; oscillator: "
                   "the scenario's)");
-  cmd->add_option("--out", q->out, "Output CSV file");
+  non_empty(cmd->add_option("--out", q->out, "Output CSV file"));
   return {cmd, [q] {
             check_times(*q);
             if (!q->manoeuvre.empty()) {

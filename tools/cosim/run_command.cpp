@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 
+#include "batch_runner.hpp"
 #include "commands.hpp"
 #include "cosim/drivers/udp_driver.hpp"
 #include "cosim/runtime/csv_writer.hpp"
@@ -169,7 +170,8 @@ command add_run_command(CLI::App& app) {
   run->add_option("--set", req->sets,
                   "Override a scenario key, e.g. --set run.macro_step=0.01 (repeatable)")
       ->type_name("KEY=VALUE");
-  run->add_option("--out", req->out_dir, "Output directory (default: results/<scenario name>)");
+  non_empty(run->add_option("--out", req->out_dir,
+                            "Output directory (default: results/<scenario name>)"));
   auto print_system = std::make_shared<bool>(false);
   run->add_flag("--print-system", *print_system,
                 "Print the scenario as a system file ([subsystems.*], [[connections]], ...) and "

@@ -315,7 +315,7 @@ command add_sweep_command(CLI::App& app) {
                   "Columns to compare, comma-separated (default: all shared)")
       ->delimiter(',');
   add_jobs_option(*cmd, q->jobs);
-  cmd->add_option("--out", q->out, "Output directory")->required();
+  non_empty(cmd->add_option("--out", q->out, "Output directory")->required());
   add_progress_flags(*cmd, q->progress);
   cmd->footer(keys_help());
   return {cmd, [q] {

@@ -262,7 +262,8 @@ CLI::App* add_tune_arguments(CLI::App& app, tune_request& req) {
   tune->add_option("scenario", req.scenario, "Scenario TOML file")
       ->required()
       ->check(CLI::ExistingFile);
-  tune->add_option("--out", req.out, "Output directory (default: results/tune_<scenario name>)");
+  non_empty(tune->add_option("--out", req.out,
+                             "Output directory (default: results/tune_<scenario name>)"));
   add_jobs_option(*tune, req.jobs);
   tune->add_option("--set", req.sets, "Override a scenario or [tune] key (repeatable)")
       ->type_name("KEY=VALUE");
