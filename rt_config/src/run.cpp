@@ -153,7 +153,7 @@ int exit_code(const run_outcome& o) noexcept {
     case run_status::error:
       // A model that failed mid-run (or a thread that died) leaves the rows up to its step:
       // a run stopped early. Only results that could not be stored are an I/O error.
-      return o.stop_reason == "output_error" ? 2 : 1;
+      return o.stop_reason == to_string(stop_cause::output_error) ? 2 : 1;
   }
   return 2;
 }

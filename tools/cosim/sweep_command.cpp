@@ -233,10 +233,13 @@ sweep_plan make_plan(const sweep_request& q) {
                           base.model + "'");
     p.closed = true;
     for (std::size_t i = 0; i < def->size(); ++i) p.position.push_back(state_column('x', i));
-    if (q.columns.empty()) {
-      p.columns = p.position;
-      for (std::size_t i = 0; i < def->size(); ++i) p.columns.push_back(state_column('v', i));
-    }
+    std::vector<std::string> states = p.position;  // the closed form's columns
+    for (std::size_t i = 0; i < def->size(); ++i) states.push_back(state_column('v', i));
+    for (const auto& c : q.columns)
+      COSIM_INPUT_CHECK(
+          std::find(states.begin(), states.end(), c) != states.end(), errc::config_value,
+          "sweep: --columns " + c + ": the closed form has only the columns x1..xn, v1..vn");
+    if (q.columns.empty()) p.columns = std::move(states);
   } else if (!q.reference.empty()) {
     p.reference_file = read_csv(q.reference);
     if (q.columns.empty()) {
@@ -252,15 +255,6 @@ sweep_plan make_plan(const sweep_request& q) {
   if (!q.columns.empty()) {
     COSIM_INPUT_CHECK(!q.reference.empty(), errc::config_key, "sweep: --columns needs --reference");
     p.columns = q.columns;
-    for (const auto& c : p.columns) {
-      const bool state =
-          c.size() > 1 && (c[0] == 'x' || c[0] == 'v') &&
-          std::find(p.position.begin(), p.position.end(), "x" + c.substr(1)) != p.position.end();
-      COSIM_INPUT_CHECK(!p.closed || state, errc::config_value,
-                        "sweep: --columns " + c +
-                            ": the closed form has only the columns x1..xn, "
-                            "v1..vn");
-    }
     if (p.reference_file)
       for (const auto& c : p.columns)
         COSIM_INPUT_CHECK(p.reference_file->column(c) >= 0, errc::config_value,
