@@ -103,16 +103,39 @@ std::vector<std::string> read_system_subsystems(config_reader& r, scenario& sc) 
   // toml++ keeps keys sorted; the file's order (by line) is the system's order.
   std::vector<std::pair<std::int64_t, std::string>> by_line;
   for (const auto& [k, v] : *root->as_table()) {
-    if (!v.is_table())
-      r.fail("subsystems." + std::string(k.str()), "must be a table [subsystems.NAME]");
-    by_line.emplace_back(v.source().begin.line, std::string(k.str()));
+    const std::string name(k.str());
+    if (!v.is_table()) r.fail("subsystems." + name, "must be a table [subsystems.NAME]");
+    // Names are the first part of every "NAME.VARIABLE" reference: a '.' in one would make
+    // references ambiguous. Said here with the table's line, because a quoted name with a
+    // '.' is no key path the reader can point at, and an unquoted one ([subsystems.a.b])
+    // is TOML for a subsystem 'a' holding a table 'b', which would fail further on as 'a'
+    // having no type.
+    const auto& sub = *v.as_table();
+    const bool typed = sub.contains("type") || sub.contains("fmu");
+    std::string dotted;
+    if (name.find('.') != std::string::npos) {
+      dotted = name;
+    } else if (!typed) {
+      for (const auto& [ck, cv] : sub)
+        if (cv.is_table() && (cv.as_table()->contains("type") || cv.as_table()->contains("fmu")))
+          dotted = name + "." + std::string(ck.str());
+    }
+    if (!dotted.empty() || name.empty()) {
+      std::string fixed = dotted.empty() ? std::string("NAME") : dotted;
+      std::replace(fixed.begin(), fixed.end(), '.', '_');
+      throw error(errc::config_value, r.file() + ":" + std::to_string(v.source().begin.line) +
+                                          ": subsystem name '" + dotted +
+                                          "': a subsystem name may not be empty or contain '.' "
+                                          "(it is the NAME of NAME.VARIABLE references); write "
+                                          "e.g. [subsystems." +
+                                          fixed + "]");
+    }
+    by_line.emplace_back(v.source().begin.line, name);
   }
   std::stable_sort(by_line.begin(), by_line.end());
   std::vector<std::string> names;
   for (const auto& [line, name] : by_line) {
     const std::string key = "subsystems." + name;
-    if (name.find('.') != std::string::npos || name.empty())
-      r.fail(key, "a subsystem name may not contain '.'");
     subsystem_decl d;
     d.name = name;
     d.at = at(r, key);

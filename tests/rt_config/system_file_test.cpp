@@ -250,6 +250,21 @@ TEST(SystemFile, UnknownRecordedVariableNamesItsLine) {
 
 // Scenario files take <subsystem>.step; in a system file the same key written that way says
 // where it belongs.
+// A '.' in a subsystem name, quoted ([subsystems."mass.2"]) or not ([subsystems.mass.2] is
+// TOML for a subsystem 'mass' holding a table '2'), is named with the table's line. Before,
+// the quoted one printed "subsystems.mass.2 = <missing>" without a line and the unquoted one
+// complained that 'mass' had no type.
+TEST(SystemFile, ADotInASubsystemNameIsNamedWithItsLine) {
+  temp_dir dir;
+  for (const std::string table : {"[subsystems.\"mass.2\"]", "[subsystems.mass.2]"}) {
+    std::string text = replace(base, "[subsystems.mass2]", table);
+    text = replace(text, "[subsystems.mass2.parameters]",
+                   table.substr(0, table.size() - 1) + ".parameters]");
+    expect_names(error_of(dir, text), line_of(text, table), "'mass.2'",
+                 "may not be empty or contain '.'");
+  }
+}
+
 TEST(SystemFile, ASubsystemKeyOutsideItsTableSaysWhereItBelongs) {
   temp_dir dir;
   const std::string path = dir / "sys.toml";
