@@ -191,6 +191,24 @@ scenario read(config_reader& r) {
   }
   // A system of one FMU runs its DefaultExperiment unless [run] says otherwise.
   const subsystem_type* fmu = sc.preset ? nullptr : single_fmu_type(sc.system);
+  if (!r.has("run.duration") && fmu == nullptr && !sc.preset) {
+    // Several FMUs: whose DefaultExperiment would win is not ours to guess; say what they
+    // declare so the user can choose.
+    std::string declared;
+    for (const auto& d : sc.system.subsystems) {
+      if (d.type.rfind("fmu:", 0) != 0) continue;
+      const subsystem_type* t = find_subsystem_type(d.type);
+      if (t != nullptr && t->default_duration)
+        declared += (declared.empty() ? "" : ", ") + d.name + ": " +
+                    format_double(*t->default_duration) + " s";
+    }
+    if (!declared.empty())
+      throw error(errc::config_key,
+                  r.file() +
+                      ": missing key 'run.duration' (number): a system of several FMUs does "
+                      "not take one FMU's DefaultExperiment (their experiment lengths: " +
+                      declared + "); give [run] duration = SECONDS (and macro_step)");
+  }
   sc.run.duration = !r.has("run.duration") && fmu != nullptr && fmu->default_duration
                         ? *fmu->default_duration
                         : r.get_double("run.duration");

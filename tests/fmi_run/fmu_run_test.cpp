@@ -228,4 +228,23 @@ TEST(FmuRun, AlgebraicLoopOfFeedthroughFmusIsRefused) {
   }
 }
 
+// Several FMUs and no [run] duration: the message says that no DefaultExperiment is taken and
+// lists the FMUs' experiment lengths (stopTime - startTime, from their modelDescription.xml),
+// instead of a bare "missing key 'run.duration'".
+TEST(FmuRun, SeveralFmusWithoutADurationListTheirStopTimes) {
+  std::string text = chain("");
+  const std::string duration = "duration = 1.0\n";
+  text.erase(text.find(duration), duration.size());
+  run_result r;
+  try {
+    run_system(text, r);
+    ADD_FAILURE() << "a system of three FMUs ran without run.duration";
+  } catch (const cosim::error& e) {
+    const std::string m = e.what();
+    for (const char* part : {"missing key 'run.duration'", "DefaultExperiment", "ode: 5 s",
+                             "a: 1 s", "b: 1 s", "system.toml"})
+      EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
+  }
+}
+
 }  // namespace
