@@ -816,7 +816,7 @@ class ssd_reader {
                        "sets " + c.name + "." + name + " of type " +
                            fmi::type_name(var.type, md.fmi_major) +
                            (var.is_array ? " (array)" : "") +
-                           "; only Real, Integer and Boolean parameters are set");
+                           "; only number, Boolean and Enumeration parameters are set");
         const connector* k = find_connector(c.connectors, name);
         params_[i][name] =
             value_in(v, k != nullptr && !k->unit.empty() ? k->unit : var.unit, ssp_type(var.type));

@@ -40,17 +40,18 @@ param_decl declare(const fmi::variable& v, int major) {
     return d;
   }
   switch (v.type) {
-    case fmi::var_type::integer:
-      d.kind = param_kind::integer;
-      d.def = static_cast<std::int64_t>(std::llround(v.start.value_or(0.0)));
-      break;
     case fmi::var_type::boolean:
       d.kind = param_kind::boolean;
       d.def = v.start.value_or(0.0) != 0.0;
       break;
-    default:
+    case fmi::var_type::real:
+    case fmi::var_type::float32:
       d.kind = param_kind::real;
       d.def = v.start.value_or(0.0);
+      break;
+    default:  // Integer / Int32 and the other integer types, Enumeration
+      d.kind = param_kind::integer;
+      d.def = static_cast<std::int64_t>(std::llround(v.start.value_or(0.0)));
       break;
   }
   if (v.type != fmi::var_type::boolean) {
@@ -103,8 +104,7 @@ std::unique_ptr<subsystem_type> make_type(const std::shared_ptr<const fmi::fmu_f
           throw error(errc::config_value,
                       file->path + ": parameter \"" + v.name + "\" has type " +
                           fmi::type_name(v.type, d.fmi_major) + (v.is_array ? " (array)" : "") +
-                          ", which cannot be set (supported: " +
-                          (d.fmi_major == 2 ? "Real, Integer" : "Float64, Int32") + ", Boolean)");
+                          ", which cannot be set (supported: numbers, Boolean, Enumeration)");
         continue;
       }
       double x = 0.0;

@@ -131,7 +131,9 @@ TEST(ModelDescription, Fmi3Attributes) {
   EXPECT_EQ(md.variables[md.find("u")].variab, variability::continuous);
   EXPECT_EQ(md.variables[md.find("b")].start, 0.0);
   EXPECT_EQ(md.variables[md.find("f")].type, var_type::float32);
-  EXPECT_FALSE(is_supported(var_type::float32));
+  EXPECT_TRUE(is_supported(var_type::float32));  // exchanged as a double
+  EXPECT_FALSE(is_supported(var_type::string));
+  EXPECT_FALSE(is_supported(var_type::binary));
   EXPECT_TRUE(md.variables[md.find("arr")].is_array);
   EXPECT_EQ(binary_path_in_fmu(md), "binaries/x86_64-linux/m3_id.so");
   EXPECT_STREQ(type_name(var_type::real, 3), "Float64");

@@ -47,6 +47,24 @@ struct fmu_subsystem::api {
   fmi3SetFloat64TYPE* set_float64 = nullptr;
   fmi3SetInt32TYPE* set_int32 = nullptr;
   fmi3SetBooleanTYPE* set_boolean3 = nullptr;
+  // The other number types (fmu_typed_values.cpp); optional here, required by a variable
+  // of the type (FMI 3.0 asks every FMU to export them; not every FMU does).
+  fmi3GetFloat32TYPE* get_float32 = nullptr;
+  fmi3SetFloat32TYPE* set_float32 = nullptr;
+  fmi3GetInt8TYPE* get_int8 = nullptr;
+  fmi3SetInt8TYPE* set_int8 = nullptr;
+  fmi3GetUInt8TYPE* get_uint8 = nullptr;
+  fmi3SetUInt8TYPE* set_uint8 = nullptr;
+  fmi3GetInt16TYPE* get_int16 = nullptr;
+  fmi3SetInt16TYPE* set_int16 = nullptr;
+  fmi3GetUInt16TYPE* get_uint16 = nullptr;
+  fmi3SetUInt16TYPE* set_uint16 = nullptr;
+  fmi3GetUInt32TYPE* get_uint32 = nullptr;
+  fmi3SetUInt32TYPE* set_uint32 = nullptr;
+  fmi3GetInt64TYPE* get_int64 = nullptr;
+  fmi3SetInt64TYPE* set_int64 = nullptr;
+  fmi3GetUInt64TYPE* get_uint64 = nullptr;
+  fmi3SetUInt64TYPE* set_uint64 = nullptr;
   fmi3DoStepTYPE* do_step3 = nullptr;
   fmi3EnterEventModeTYPE* enter_event_mode3 = nullptr;
   fmi3UpdateDiscreteStatesTYPE* update_discrete_states3 = nullptr;
@@ -103,6 +121,22 @@ struct fmu_subsystem::api {
       need(set_int32, "fmi3SetInt32");
       need(set_boolean3, "fmi3SetBoolean");
       need(do_step3, "fmi3DoStep");
+      need(get_float32, "fmi3GetFloat32", false);
+      need(set_float32, "fmi3SetFloat32", false);
+      need(get_int8, "fmi3GetInt8", false);
+      need(set_int8, "fmi3SetInt8", false);
+      need(get_uint8, "fmi3GetUInt8", false);
+      need(set_uint8, "fmi3SetUInt8", false);
+      need(get_int16, "fmi3GetInt16", false);
+      need(set_int16, "fmi3SetInt16", false);
+      need(get_uint16, "fmi3GetUInt16", false);
+      need(set_uint16, "fmi3SetUInt16", false);
+      need(get_uint32, "fmi3GetUInt32", false);
+      need(set_uint32, "fmi3SetUInt32", false);
+      need(get_int64, "fmi3GetInt64", false);
+      need(set_int64, "fmi3SetInt64", false);
+      need(get_uint64, "fmi3GetUInt64", false);
+      need(set_uint64, "fmi3SetUInt64", false);
       need(enter_event_mode3, "fmi3EnterEventMode", event_mode);
       need(update_discrete_states3, "fmi3UpdateDiscreteStates", event_mode);
       need(enter_step_mode3, "fmi3EnterStepMode", event_mode);

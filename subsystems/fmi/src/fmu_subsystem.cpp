@@ -20,6 +20,7 @@
 #include "cosim/runtime/error.hpp"
 #include "cosim/runtime/json_writer.hpp"
 #include "fmu_api.hpp"
+#include "fmu_typed_values.hpp"
 
 namespace cosim::fmi {
 
@@ -161,15 +162,33 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
       any_feedthrough_ = any_feedthrough_ || md.feedthrough(k);
     }
     add_variable(v.name, v.unit, &values_[slot]);
-    value_group& g = v.type == var_type::real      ? all_real_
-                     : v.type == var_type::integer ? all_int_
-                                                   : all_bool_;
-    g.vrs.push_back(v.value_reference);
-    g.slots.push_back(slot);
+    if (is_typed_other(v.type)) {
+      add_typed(all_other_, v.type, v.value_reference, slot);
+    } else {
+      value_group& g = v.type == var_type::real      ? all_real_
+                       : v.type == var_type::integer ? all_int_
+                                                     : all_bool_;
+      g.vrs.push_back(v.value_reference);
+      g.slots.push_back(slot);
+    }
     fetch_.push_back(v.causal == causality::output ? 1 : 0);
     ++slot;
   }
   der_values_.assign(der_vrs_.size(), 0.0);
+  {
+    // The functions of the other number types this FMU's ports and variables use.
+    std::string missing;
+    for (const variable& v : md.variables) {
+      if (v.is_array || !is_typed_other(v.type)) continue;
+      const bool in = v.causal == causality::input || v.causal == causality::parameter;
+      const std::string m = typed_missing(*api_, major_, v.type, in);
+      if (!m.empty() && missing.find(m) == std::string::npos)
+        missing += (missing.empty() ? "" : ", ") + m + " (" + v.name + ")";
+    }
+    if (!missing.empty())
+      throw_error("its binary does not export the FMI functions for its " +
+                  std::string("variables' types: ") + missing);
+  }
   build_fetch_groups();
 
   // Instantiate.
@@ -202,12 +221,19 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
       if (v.is_array || !is_supported(v.type))
         throw_error("parameter \"" + v.name + "\" has type " + type_name(v.type, major_) +
                     (v.is_array ? " (array)" : "") +
-                    ", which cannot be set (supported: " + (major_ == 2 ? "Real" : "Float64") +
-                    ", " + (major_ == 2 ? "Integer" : "Int32") + ", Boolean)");
+                    ", which cannot be set (supported: numbers, Boolean, Enumeration)");
       const fmi3ValueReference vr = v.value_reference;
       int st = 0;
       const char* call = "";
-      if (v.type == var_type::real) {
+      if (is_typed_other(v.type)) {
+        const std::string problem = typed_value_problem(v.type, major_, p.value);
+        if (!problem.empty())
+          throw_error("parameter \"" + v.name + "\" = " + format_double(p.value) + " " + problem);
+        std::vector<typed_group> one;
+        add_typed(one, v.type, vr, 0);
+        one[0].size_buffers();
+        st = typed_set(*api_, major_, instance_, one[0], &p.value, true, call);
+      } else if (v.type == var_type::real) {
         call = major_ == 2 ? "fmi2SetReal" : "fmi3SetFloat64";
         st = major_ == 2 ? static_cast<int>(api_->set_real2(instance_, &vr, 1, &p.value))
                          : static_cast<int>(api_->set_float64(instance_, &vr, 1, &p.value, 1));
@@ -251,10 +277,24 @@ void fmu_subsystem::build_fetch_groups() {
   pick(all_real_, out_real_);
   pick(all_int_, out_int_);
   pick(all_bool_, out_bool_);
+  out_other_.clear();
+  for (const typed_group& all : all_other_) {
+    typed_group g;
+    g.type = all.type;
+    for (std::size_t j = 0; j < all.vrs.size(); ++j)
+      if (fetch_[all.slots[j]] != 0) {
+        g.vrs.push_back(all.vrs[j]);
+        g.slots.push_back(all.slots[j]);
+      }
+    if (g.vrs.empty()) continue;
+    g.size_buffers();
+    out_other_.push_back(std::move(g));
+  }
   real_direct_ = !out_real_.slots.empty();
   for (std::size_t j = 1; j < out_real_.slots.size(); ++j)
     real_direct_ = real_direct_ && out_real_.slots[j] == out_real_.slots[0] + j;
-  reals_only_direct_ = real_direct_ && out_int_.vrs.empty() && out_bool_.vrs.empty();
+  reals_only_direct_ =
+      real_direct_ && out_int_.vrs.empty() && out_bool_.vrs.empty() && out_other_.empty();
   out_real_buf_.assign(out_real_.vrs.size(), 0.0);
   out_int_buf_.assign(out_int_.vrs.size(), 0);
   out_bool2_buf_.assign(out_bool_.vrs.size(), 0);
@@ -381,11 +421,16 @@ void fmu_subsystem::do_initialize(time_point t0) {
   in_real_ = {};
   in_int_ = {};
   in_bool_ = {};
+  in_other_.clear();
   for (std::size_t i = 0; i < input_count(); ++i) {
     const variable& v = md.variables[input_var_[i]];
     // value_at() needs a sample; connected inputs get theirs in the start-up exchange.
     input(i).set_initial(t0, v.start.value_or(0.0));
     if (!input(i).connected()) continue;  // keeps its start value inside the FMU
+    if (is_typed_other(v.type)) {
+      add_typed(in_other_, v.type, v.value_reference, i);
+      continue;
+    }
     value_group& g = v.type == var_type::real      ? in_real_
                      : v.type == var_type::integer ? in_int_
                                                    : in_bool_;
@@ -399,6 +444,8 @@ void fmu_subsystem::do_initialize(time_point t0) {
   in_real_last_.assign(in_real_.vrs.size(), 0.0);
   in_int_last_.assign(in_int_.vrs.size(), 0);
   in_bool_last_.assign(in_bool_.vrs.size(), 0);
+  for (typed_group& g : in_other_) g.size_buffers();
+  in_other_values_.assign(input_count(), 0.0);
   send_vrs_.assign(std::max({in_real_.vrs.size(), in_int_.vrs.size(), in_bool_.vrs.size()}), 0);
   inputs_sent_ = false;
   inputs_held_ = true;
@@ -515,6 +562,11 @@ void fmu_subsystem::set_inputs(time_point t) noexcept {
                      : static_cast<int>(api_->set_boolean3(instance_, send_vrs_.data(), n,
                                                            in_bool3_buf_.get(), n));
   }
+  for (std::size_t k = 0; st <= fmi2Warning && k < in_other_.size(); ++k) {
+    typed_group& g = in_other_[k];
+    for (const std::size_t i : g.slots) in_other_values_[i] = in(i, t);
+    st = typed_set(*api_, major_, instance_, g, in_other_values_.data(), all, call);
+  }
   if (st > fmi2Warning) {
     if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
     (void)fail(st == fmi2Discard ? fmu_stop::discarded : fmu_stop::failed, call, st, fmu_time(t));
@@ -575,6 +627,8 @@ inline bool fmu_subsystem::get_values() noexcept {
         values_[out_bool_.slots[j]] =
             (major_ == 2 ? out_bool2_buf_[j] != fmi2False : out_bool3_buf_[j]) ? 1.0 : 0.0;
   }
+  for (std::size_t k = 0; st <= fmi2Warning && k < out_other_.size(); ++k)
+    st = typed_get(*api_, major_, instance_, out_other_[k], values_.data(), call);
   if (st > fmi2Warning) {
     if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
     return fail(st == fmi2Discard ? fmu_stop::discarded : fmu_stop::failed, call, st, 0.0);

@@ -311,25 +311,26 @@ fmi3Status fmi3SetString(fmi3Instance c, const fmi3ValueReference vr[], size_t n
   return fmi3OK;
 }
 
-// The types the test models do not use. T is a type name, which parentheses would break.
+// The other number types (tests/fmus/typed). T is a type name, which parentheses would break.
 // NOLINTBEGIN(bugprone-macro-parentheses)
-#define COSIM_FMU_NO_TYPE(NAME, T)                                                                \
-  fmi3Status fmi3Get##NAME(fmi3Instance c, const fmi3ValueReference[], size_t nvr, T[], size_t) { \
-    return no_such_type(c, "fmi3Get" #NAME, nvr);                                                 \
+#define COSIM_FMU_TYPE(NAME, T, OWN, KIND)                                                        \
+  fmi3Status fmi3Get##NAME(fmi3Instance c, const fmi3ValueReference vr[], size_t nvr, T values[], \
+                           size_t n) {                                                            \
+    return get<T, OWN>(c, vr, nvr, values, n, var_type::KIND, "fmi3Get" #NAME);                   \
   }                                                                                               \
-  fmi3Status fmi3Set##NAME(fmi3Instance c, const fmi3ValueReference[], size_t nvr, const T[],     \
-                           size_t) {                                                              \
-    return no_such_type(c, "fmi3Set" #NAME, nvr);                                                 \
+  fmi3Status fmi3Set##NAME(fmi3Instance c, const fmi3ValueReference vr[], size_t nvr,             \
+                           const T values[], size_t n) {                                          \
+    return set<T, OWN>(c, vr, nvr, values, n, var_type::KIND, "fmi3Set" #NAME);                   \
   }
-COSIM_FMU_NO_TYPE(Float32, fmi3Float32)
-COSIM_FMU_NO_TYPE(Int8, fmi3Int8)
-COSIM_FMU_NO_TYPE(UInt8, fmi3UInt8)
-COSIM_FMU_NO_TYPE(Int16, fmi3Int16)
-COSIM_FMU_NO_TYPE(UInt16, fmi3UInt16)
-COSIM_FMU_NO_TYPE(UInt32, fmi3UInt32)
-COSIM_FMU_NO_TYPE(Int64, fmi3Int64)
-COSIM_FMU_NO_TYPE(UInt64, fmi3UInt64)
-#undef COSIM_FMU_NO_TYPE
+COSIM_FMU_TYPE(Float32, fmi3Float32, float, float32)
+COSIM_FMU_TYPE(Int8, fmi3Int8, std::int8_t, int8)
+COSIM_FMU_TYPE(UInt8, fmi3UInt8, std::uint8_t, uint8)
+COSIM_FMU_TYPE(Int16, fmi3Int16, std::int16_t, int16)
+COSIM_FMU_TYPE(UInt16, fmi3UInt16, std::uint16_t, uint16)
+COSIM_FMU_TYPE(UInt32, fmi3UInt32, std::uint32_t, uint32)
+COSIM_FMU_TYPE(Int64, fmi3Int64, std::int64_t, int64)
+COSIM_FMU_TYPE(UInt64, fmi3UInt64, std::uint64_t, uint64)
+#undef COSIM_FMU_TYPE
 // NOLINTEND(bugprone-macro-parentheses)
 
 fmi3Status fmi3GetBinary(fmi3Instance c, const fmi3ValueReference[], size_t nvr, size_t[],

@@ -15,14 +15,29 @@
 
 namespace cosim::fmu_kit {
 
-enum class var_type { real, integer, boolean, text };
+/// real: double (FMI 2 Real, FMI 3 Float64); integer: std::int32_t (FMI 2 Integer and
+/// Enumeration, FMI 3 Int32); the others only in FMI 3 (int64 also for its Enumeration).
+enum class var_type {
+  real,
+  integer,
+  boolean,
+  text,
+  float32,
+  int8,
+  uint8,
+  int16,
+  uint16,
+  uint32,
+  int64,
+  uint64
+};
 enum class causality { parameter, input, output, local };
 
 struct variable {
   std::uint32_t vr = 0;
   var_type type = var_type::real;
   causality causal = causality::local;
-  void* value = nullptr;  // double, std::int32_t, bool or std::string of the model
+  void* value = nullptr;  // the model's double, std::int32_t, bool, std::string, float, ...
 };
 
 struct step_outcome {
@@ -130,6 +145,14 @@ class model {
   void add(std::uint32_t vr, causality c, std::int32_t* v) { add({vr, var_type::integer, c, v}); }
   void add(std::uint32_t vr, causality c, bool* v) { add({vr, var_type::boolean, c, v}); }
   void add(std::uint32_t vr, causality c, std::string* v) { add({vr, var_type::text, c, v}); }
+  void add(std::uint32_t vr, causality c, float* v) { add({vr, var_type::float32, c, v}); }
+  void add(std::uint32_t vr, causality c, std::int8_t* v) { add({vr, var_type::int8, c, v}); }
+  void add(std::uint32_t vr, causality c, std::uint8_t* v) { add({vr, var_type::uint8, c, v}); }
+  void add(std::uint32_t vr, causality c, std::int16_t* v) { add({vr, var_type::int16, c, v}); }
+  void add(std::uint32_t vr, causality c, std::uint16_t* v) { add({vr, var_type::uint16, c, v}); }
+  void add(std::uint32_t vr, causality c, std::uint32_t* v) { add({vr, var_type::uint32, c, v}); }
+  void add(std::uint32_t vr, causality c, std::int64_t* v) { add({vr, var_type::int64, c, v}); }
+  void add(std::uint32_t vr, causality c, std::uint64_t* v) { add({vr, var_type::uint64, c, v}); }
 
  private:
   static constexpr std::size_t none = static_cast<std::size_t>(-1);

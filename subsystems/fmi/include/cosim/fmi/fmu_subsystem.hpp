@@ -64,6 +64,24 @@ struct parameter_value {
   double value = 0.0;
 };
 
+/// Values of one FMI type other than Real/Float64, Integer/Int32 and Boolean (Float32,
+/// Int8 ... UInt64, Enumeration), exchanged in one get/set call (fmu_typed_values.cpp).
+struct typed_group {
+  var_type type = var_type::float32;
+  std::vector<std::uint32_t> vrs;
+  std::vector<std::size_t> slots;       // where each value comes from / goes to
+  std::vector<double> last;             // inputs: the values last sent
+  std::vector<std::uint32_t> send_vrs;  // inputs: the changed ones
+  std::vector<std::uint64_t> buf;       // the values in the FMI type (8 bytes each at most)
+
+  /// Sizes the buffers for the entries added so far. Setup only (allocates).
+  void size_buffers() {
+    last.assign(vrs.size(), 0.0);
+    send_vrs.assign(vrs.size(), 0);
+    buf.assign(vrs.size() + 1, 0);
+  }
+};
+
 /// Why an FMU subsystem ended the run (step() returned false).
 enum class fmu_stop {
   none,
@@ -109,6 +127,10 @@ class fmu_subsystem final : public subsystem {
   /// Messages lost because the ring was full.
   [[nodiscard]] std::uint64_t log_drops() const noexcept { return log_.drops(); }
 
+  /// The FMI functions resolved from the binary: opaque here, defined in src/fmu_api.hpp
+  /// (public for the typed value helpers there).
+  struct api;
+
   // Called by the FMU (C callbacks); public for them only.
   void log_message(int status, const char* category, const char* text) noexcept;
 
@@ -126,7 +148,6 @@ class fmu_subsystem final : public subsystem {
   bool do_save_state() noexcept override;
   bool do_restore_state() noexcept override;
 
-  struct api;
   /// Values exchanged with the FMU, grouped by type for one get/set call each.
   struct value_group {
     std::vector<std::uint32_t> vrs;
@@ -180,6 +201,8 @@ class fmu_subsystem final : public subsystem {
   std::vector<std::size_t> input_var_;
   std::vector<std::size_t> connected_inputs_;
   value_group in_real_, in_int_, in_bool_;
+  std::vector<typed_group> in_other_;
+  std::vector<double> in_other_values_;  // per input port, for in_other_
   // Shadow copies of the values last set (in group order), and the changed ones to send.
   std::vector<double> in_real_last_;
   std::vector<std::int32_t> in_int_last_;
@@ -198,6 +221,7 @@ class fmu_subsystem final : public subsystem {
   // hold every recordable variable, out_* the ones fetched (outputs and recorded locals).
   std::vector<double> values_;
   value_group all_real_, all_int_, all_bool_;
+  std::vector<typed_group> all_other_, out_other_;
   std::vector<char> fetch_;         // per values_ slot: fetched at every communication point
   bool real_direct_ = false;        // out_real_'s slots are consecutive: get into values_ directly
   bool reals_only_direct_ = false;  // and nothing but reals is fetched: one get call

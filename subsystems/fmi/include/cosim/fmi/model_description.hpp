@@ -49,9 +49,10 @@ enum class var_type {
 [[nodiscard]] const char* to_string(variability v) noexcept;
 /// The element name of the type in the FMU's own FMI version ("Real" / "Float64").
 [[nodiscard]] const char* type_name(var_type t, int fmi_major) noexcept;
-/// real, integer or boolean: exchanged as doubles.
+/// Exchanged as doubles: every number type, boolean, enumeration (Int64 values can lose
+/// digits beyond 2^53).
 [[nodiscard]] constexpr bool is_supported(var_type t) noexcept {
-  return t == var_type::real || t == var_type::integer || t == var_type::boolean;
+  return t != var_type::string && t != var_type::binary && t != var_type::clock;
 }
 
 struct variable {
