@@ -1,7 +1,14 @@
 #include "cosim/runtime/csv_writer.hpp"
 
+#include <fcntl.h>
+#include <signal.h>  // NOLINT(modernize-deprecated-headers): sigaction is POSIX, not <csignal>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 
 #include "cosim/runtime/errno_text.hpp"
@@ -10,14 +17,103 @@
 namespace cosim {
 
 namespace {
+
 constexpr std::size_t max_number_chars = 24;
+constexpr std::size_t buffer_bytes = std::size_t{1} << 16;
+// committed_ after a crash handler took the rows: the writer stops (no row twice).
+constexpr std::size_t taken = static_cast<std::size_t>(-1);
+
+// The writer whose file is open, for the crash and exit handlers (one results file per
+// process at a time is what `cosim run` writes; a second open writer is not armed).
+std::atomic<csv_writer*> g_active{nullptr};
+constexpr std::array<int, 5> crash_signals = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+std::array<struct sigaction, crash_signals.size()> g_previous{};
+std::atomic<bool> g_installed{false};
+
+void say(const char* s) noexcept {
+  const std::size_t n = std::strlen(s);
+  std::size_t done = 0;
+  while (done < n) {
+    const ssize_t w = ::write(STDERR_FILENO, s + done, n - done);
+    if (w <= 0) return;
+    done += static_cast<std::size_t>(w);
+  }
+}
+
+void say_rows(std::int64_t rows) noexcept {
+  // Async-signal-safe integer formatting (std::to_chars does not allocate).
+  std::array<char, 24> digits{};
+  const auto r = std::to_chars(digits.data(), digits.data() + digits.size() - 1, rows);
+  *r.ptr = '\0';
+  say(digits.data());
+}
+
+const char* signal_name(int sig) noexcept {
+  switch (sig) {
+    case SIGSEGV:
+      return "SIGSEGV (invalid memory access)";
+    case SIGBUS:
+      return "SIGBUS (bus error)";
+    case SIGFPE:
+      return "SIGFPE (arithmetic exception)";
+    case SIGILL:
+      return "SIGILL (illegal instruction)";
+    default:
+      return "SIGABRT (abort)";
+  }
+}
+
+void crash_handler(int sig) {
+  csv_writer* w = g_active.exchange(nullptr);
+  if (w != nullptr) {
+    const std::int64_t rows = w->flush_for_crash();
+    say("cosim: the process crashed with ");
+    say(signal_name(sig));
+    say(" during the run (inside an FMU or a model?); results.csv keeps the ");
+    say_rows(rows);
+    say(" rows completed before it; no summary.json is written\n");
+  }
+  // The handler that was there before (the default: core dump), for the same signal.
+  for (std::size_t i = 0; i < crash_signals.size(); ++i)
+    if (crash_signals[i] == sig) sigaction(sig, &g_previous[i], nullptr);
+  raise(sig);  // delivered when this handler returns (a fault also recurs at the instruction)
+}
+
+void exit_handler() {
+  // Normal ends close the file first: an open one here means exit() inside a run.
+  csv_writer* w = g_active.exchange(nullptr);
+  if (w == nullptr) return;
+  const std::int64_t rows = w->flush_for_crash();
+  say("cosim: exit() was called during the run (by an FMU or a model?); results.csv keeps the ");
+  say_rows(rows);
+  say(" rows completed before it; no summary.json is written; exit code 1 (stopped early)\n");
+  _exit(1);
+}
+
+void install_handlers() {
+  if (g_installed.exchange(true)) return;
+  for (std::size_t i = 0; i < crash_signals.size(); ++i) {
+    struct sigaction sa {};
+    sa.sa_handler = &crash_handler;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;
+    sigaction(crash_signals[i], &sa, &g_previous[i]);
+  }
+  std::atexit(&exit_handler);
+}
+
 }  // namespace
 
 csv_writer::csv_writer(const std::string& path, std::int64_t flush_every)
     : path_(path), flush_every_(flush_every) {}
 
 csv_writer::~csv_writer() {
-  if (file_ != nullptr) std::fclose(file_);
+  csv_writer* self = this;
+  g_active.compare_exchange_strong(self, nullptr);
+  if (fd_ >= 0) {
+    (void)flush_buffer();
+    ::close(fd_);
+  }
 }
 
 void csv_writer::fail() noexcept {
@@ -31,29 +127,77 @@ std::string csv_writer::failure() const {
          (errno_ != 0 ? errno_text(errno_) : "value not representable");
 }
 
+bool csv_writer::flush_buffer() noexcept {
+  std::size_t n = committed_.load(std::memory_order_acquire);
+  // Once the rows are ours (committed_ = 0), a crash handler finds nothing to write.
+  if (n == taken || !committed_.compare_exchange_strong(n, 0, std::memory_order_acq_rel))
+    return false;  // a crash handler took them: the process is ending
+  std::size_t done = 0;
+  while (done < n) {
+    const ssize_t w = ::write(fd_, buf_.data() + done, n - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    done += static_cast<std::size_t>(w);
+  }
+  rows_written_.store(rows_, std::memory_order_relaxed);
+  used_ = 0;
+  return true;
+}
+
+std::int64_t csv_writer::flush_for_crash() noexcept {
+  const std::size_t n = committed_.exchange(taken, std::memory_order_acq_rel);
+  std::int64_t rows = rows_written_.load(std::memory_order_relaxed);
+  if (n == taken) return rows;
+  std::size_t done = 0;
+  while (done < n) {
+    const ssize_t w = ::write(fd_, buf_.data() + done, n - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return rows;
+    done += static_cast<std::size_t>(w);
+  }
+  // Rows in the file: the written count plus the rows just written (the header, if it is
+  // among them, is no row).
+  for (std::size_t i = 0; i < n; ++i) rows += buf_[i] == '\n' ? 1 : 0;
+  if (rows_written_.load(std::memory_order_relaxed) == 0 && header_pending_) --rows;
+  return rows;
+}
+
 void csv_writer::begin(std::span<const std::string> columns) {
-  file_ = std::fopen(path_.c_str(), "w");
-  COSIM_INPUT_CHECK(file_ != nullptr, errc::io,
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  COSIM_INPUT_CHECK(fd_ >= 0, errc::io,
                     "cannot open " + path_ + " for writing: " + errno_text(errno));
-  std::setvbuf(file_, nullptr, _IOFBF, 1 << 16);
   // The longest shortest-round-trip double is 24 characters ("-2.2250738585072014e-308"),
   // plus its separator; a row of any width therefore fits.
-  line_.assign(columns.size() * (max_number_chars + 1) + 2, '\0');
+  line_max_ = columns.size() * (max_number_chars + 1) + 2;
   std::string header;
   for (const auto& c : columns) header += (header.empty() ? "" : ",") + c;
   header += '\n';
+  buf_.assign(std::max(buffer_bytes, header.size() + line_max_), '\0');
+  std::memcpy(buf_.data(), header.data(), header.size());
+  used_ = header.size();
+  committed_.store(used_, std::memory_order_release);
   errno = 0;
-  if (std::fputs(header.c_str(), file_) < 0) fail();
+  if (!flush_buffer()) fail();
+  header_pending_ = false;
+  install_handlers();
+  csv_writer* none = nullptr;
+  g_active.compare_exchange_strong(none, this);
 }
 
 void csv_writer::write(std::span<const double> row) noexcept {
-  if (line_.size() < row.size() * (max_number_chars + 1) + 2) {  // wider than the header
+  if (failed_) return;
+  if (line_max_ < row.size() * (max_number_chars + 1) + 2) {  // wider than the header
     errno = 0;
     fail();
     return;
   }
-  char* p = line_.data();
-  char* const end = line_.data() + line_.size() - 2;
+  if (used_ + line_max_ > buf_.size() && !flush_buffer()) {
+    fail();
+    return;
+  }
+  char* const start = buf_.data() + used_;
+  char* p = start;
+  char* const end = start + line_max_ - 2;
   for (std::size_t i = 0; i < row.size(); ++i) {
     if (i != 0) *p++ = ',';
     const auto r = std::to_chars(p, end, row[i]);
@@ -65,14 +209,24 @@ void csv_writer::write(std::span<const double> row) noexcept {
     p = r.ptr;
   }
   *p++ = '\n';
-  const auto n = static_cast<std::size_t>(p - line_.data());
-  if (std::fwrite(line_.data(), 1, n, file_) != n) fail();
-  if (++rows_ % flush_every_ == 0 && std::fflush(file_) != 0) fail();
+  used_ += static_cast<std::size_t>(p - start);
+  ++rows_;
+  // A whole row: from here on a crash handler writes it (unless one already took the rows).
+  std::size_t before = committed_.load(std::memory_order_relaxed);
+  if (before == taken ||
+      !committed_.compare_exchange_strong(before, used_, std::memory_order_acq_rel)) {
+    fail();
+    return;
+  }
+  if (rows_ % flush_every_ == 0 && !flush_buffer()) fail();
 }
 
 void csv_writer::end() {
-  if (file_ == nullptr) return;
-  if (std::fflush(file_) != 0) fail();
+  if (fd_ < 0) return;
+  csv_writer* self = this;
+  g_active.compare_exchange_strong(self, nullptr);
+  errno = 0;
+  if (!failed_ && !flush_buffer()) fail();
 }
 
 }  // namespace cosim

@@ -1,7 +1,10 @@
-// csv_writer: rows of any width are written whole and read back to the same doubles.
+// csv_writer: rows of any width are written whole and read back to the same doubles; a
+// crash (abort, a fault) or an exit() while the file is open keeps every completed row.
 #include "cosim/runtime/csv_writer.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -73,6 +76,53 @@ TEST(CsvWriter, ARowWiderThanTheHeaderFailsInsteadOfOverrunning) {
   w.write(row);
   w.end();
   EXPECT_TRUE(w.failed());
+  std::filesystem::remove(path);
+}
+
+// A child process writes 10 rows (fewer than flush_every, so all of them are still in the
+// writer's buffer) and then ends badly; returns its wait status and the file's lines.
+int write_then(const std::string& path, void (*end_badly)(), std::vector<std::string>& lines) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    cosim::csv_writer w(path, 1000);
+    const std::vector<std::string> cols = {"t", "x"};
+    w.begin(cols);
+    for (int i = 0; i < 10; ++i) {
+      const std::vector<double> row = {0.1 * i, -1.5 * i};
+      w.write(row);
+    }
+    end_badly();
+    _exit(42);  // not reached
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::ifstream in(path);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return status;
+}
+
+TEST(CsvWriter, AnAbortDuringTheRunKeepsEveryCompletedRow) {
+  const std::string path = temp_path("cosim_csv_writer_abort.csv");
+  std::vector<std::string> lines;
+  const int status = write_then(
+      path, [] { std::abort(); }, lines);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "status " << status;  // still ends by the signal
+  EXPECT_EQ(WTERMSIG(status), SIGABRT);
+  ASSERT_EQ(lines.size(), 11u);  // before: only what a flush every 1000 rows had written
+  EXPECT_EQ(lines[0], "t,x");
+  EXPECT_EQ(lines[10], "0.9,-13.5");
+  std::filesystem::remove(path);
+}
+
+TEST(CsvWriter, AnExitDuringTheRunKeepsEveryCompletedRowAndExitsOne) {
+  const std::string path = temp_path("cosim_csv_writer_exit.csv");
+  std::vector<std::string> lines;
+  const int status = write_then(
+      path, [] { std::exit(0); }, lines);
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 1);  // stopped early, not "completed"
+  ASSERT_EQ(lines.size(), 11u);
+  EXPECT_EQ(lines[10], "0.9,-13.5");
   std::filesystem::remove(path);
 }
 

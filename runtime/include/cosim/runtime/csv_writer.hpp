@@ -1,9 +1,14 @@
 #pragma once
 // Recorder that writes results as CSV: header row, comma-separated, SI units, numbers in
 // the shortest form that reads back to the same double (so identical runs give
-// byte-identical files). Rows are flushed to the OS every `flush_every` rows so that a
-// crash loses at most that many.
-#include <cstdio>
+// byte-identical files). Rows go to the OS every `flush_every` rows (and whenever the
+// buffer fills), so that a kill -9 loses at most that many. A crash of the process while
+// the file is open (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, e.g. inside an FMU) or an
+// exit() from inside a run (an FMU calling exit) loses none: the rows completed so far are
+// written by the signal / exit handler before the process ends, with a line on stderr.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +23,8 @@ class csv_writer final : public row_sink {
   /// touches an earlier run's results.
   explicit csv_writer(const std::string& path, std::int64_t flush_every = 1000);
   ~csv_writer() override;
+  csv_writer(const csv_writer&) = delete;
+  csv_writer& operator=(const csv_writer&) = delete;
 
   /// Opens the file and writes the header; throws cosim::error (io) naming the path.
   void begin(std::span<const std::string> columns) override;
@@ -29,17 +36,30 @@ class csv_writer final : public row_sink {
   /// "error writing PATH: REASON" after a failure, else empty.
   [[nodiscard]] std::string failure() const;
 
+  /// For the crash and exit handlers only (async-signal-safe): writes the completed rows
+  /// not yet written and returns the rows in the file.
+  std::int64_t flush_for_crash() noexcept;
+
  private:
   void fail() noexcept;
+  /// Writes the completed rows (write(2) until done); false on an OS error.
+  bool flush_buffer() noexcept;
 
   std::string path_;
-  std::FILE* file_ = nullptr;
+  int fd_ = -1;
   std::int64_t flush_every_;
   std::int64_t rows_ = 0;
   bool failed_ = false;
   int errno_ = 0;  // first OS error seen
-  // One row's text, sized by begin() for the column count (allocation-free in write()).
-  std::vector<char> line_;
+  // Rows formatted but not yet written. buf_[0, committed_) holds whole rows only; whoever
+  // takes them (the writer's flush or a crash handler) exchanges committed_ for 0 first, so
+  // no row is written twice and a handler never writes a half-formatted row.
+  std::vector<char> buf_;
+  std::size_t used_ = 0;
+  std::atomic<std::size_t> committed_{0};
+  std::atomic<std::int64_t> rows_written_{0};
+  std::size_t line_max_ = 0;    // longest possible row, from the column count
+  bool header_pending_ = true;  // the header is not yet in the file
 };
 
 }  // namespace cosim
