@@ -206,13 +206,24 @@ std::string config_reader::where(const std::string& key) const {
 std::string config_reader::value_text(const std::string& key) const {
   const toml::node* n = node(key);
   if (n == nullptr) return "<missing>";
+  if (n->is_string()) return '"' + n->value_or(std::string{}) + '"';
   std::ostringstream os;
-  if (n->is_string()) {
-    os << '"' << n->value_or(std::string{}) << '"';
-  } else {
-    n->visit([&](const auto& v) { os << toml::toml_formatter{v, toml::format_flags::none}; });
+  n->visit([&](const auto& v) { os << toml::toml_formatter{v, toml::format_flags::none}; });
+  // One line: the formatter breaks arrays holding nan/inf and tables over several lines,
+  // and a message is one line.
+  const std::string text = os.str();
+  std::string out;
+  bool space = false;
+  for (const char c : text) {
+    if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
   }
-  return os.str();
+  return out;
 }
 
 void config_reader::fail(const std::string& key, const std::string& why) const {

@@ -6,15 +6,42 @@
 #include "cosim/drivers/udp_driver.hpp"
 #include "cosim/rt_config/driver_wiring.hpp"
 #include "cosim/rt_config/model_registry.hpp"
+#include "cosim/runtime/json_writer.hpp"
 #include "cosim/runtime/rt_thread.hpp"
 
 namespace cosim::config {
 
 namespace {
 
-void check_address(config_reader& r, const std::string& key, const std::string& text) {
+/// `endpoint`: an address datagrams go to or must come from (a `to`, a `peers` entry), where
+/// port 0 and the wildcard / broadcast addresses match or reach nothing: every send would
+/// fail, or every datagram be rejected, without a word.
+void check_address(config_reader& r, const std::string& key, const std::string& text,
+                   bool endpoint = false) {
   sockaddr_in a{};
-  if (!drivers::parse_udp_address(text, a)) r.fail(key, "must be an IPv4 \"host:port\" address");
+  if (!drivers::parse_udp_address(text, a))
+    r.fail(key, "\"" + text +
+                    "\" must be an IPv4 \"host:port\" address (a numeric address or a name "
+                    "that resolves to one)");
+  if (!endpoint) return;
+  if (a.sin_port == 0)
+    r.fail(key, "\"" + text + "\": port 0 names no peer; give the device's port");
+  if (a.sin_addr.s_addr == htonl(INADDR_ANY) || a.sin_addr.s_addr == htonl(INADDR_BROADCAST))
+    r.fail(key,
+           "\"" + text + "\": 0.0.0.0 and 255.255.255.255 name no single device; give its address");
+}
+
+/// A value the driver itself puts on a channel (fail-safe output, initial input) must be one
+/// the channel allows: finite and within [min, max].
+void check_in_range(config_reader& r, const std::string& key, const std::vector<double>& v,
+                    const std::vector<drivers::channel_config>& channels) {
+  for (std::size_t i = 0; i < v.size() && i < channels.size(); ++i) {
+    const drivers::channel_config& c = channels[i];
+    if (!std::isfinite(v[i]) || v[i] < c.min || v[i] > c.max)
+      r.fail(key, "value " + std::to_string(i + 1) + " (" + format_double(v[i]) + ", channel \"" +
+                      c.name + "\") must be finite and within min .. max = " +
+                      format_double(c.min) + " .. " + format_double(c.max));
+  }
 }
 
 std::vector<double> per_channel(config_reader& r, const std::string& key, std::size_t n,
@@ -84,10 +111,11 @@ void read_drivers(config_reader& r, scenario& sc) {
       if (!peers || peers->empty())
         r.fail(base + ".peers",
                "an input driver needs an allowlist of senders, e.g. peers = [\"127.0.0.1:5601\"]");
-      for (const auto& p : *peers) check_address(r, base + ".peers", p);
+      for (const auto& p : *peers) check_address(r, base + ".peers", p, true);
       d.peers = *peers;
       if (r.has(base + ".initial")) {
         const auto init = per_channel(r, base + ".initial", n, 0.0);
+        check_in_range(r, base + ".initial", init, d.channels);
         for (std::size_t i = 0; i < n; ++i) {
           d.channels[i].initial = init[i];
           d.channels[i].initial_set = true;
@@ -108,11 +136,13 @@ void read_drivers(config_reader& r, scenario& sc) {
       }
     } else {
       d.to = r.get_string(base + ".to");
-      check_address(r, base + ".to", d.to);
+      check_address(r, base + ".to", d.to, true);
       auto from = r.opt_string_list(base + ".from");
       if (!from || from->size() != n)
         r.fail(base + ".from", "must name the \"subsystem.port\" feeding each channel");
       const auto safe = per_channel(r, base + ".safe_value", n, 0.0);
+      // Given or not (default 0): what goes out on a stop must be a value the device accepts.
+      check_in_range(r, base + ".safe_value", safe, d.channels);
       for (std::size_t i = 0; i < n; ++i) {
         d.channels[i].from = (*from)[i];
         d.channels[i].safe_value = safe[i];

@@ -11,6 +11,7 @@
 #include <numbers>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cosim/rt_config/run.hpp"
@@ -474,6 +475,38 @@ TEST(CranePreset, OutputDriverChannelsCarryTheirUnits) {
     const std::string e = error_of(with(bad));
     EXPECT_NE(e.find("drivers.valve.units"), std::string::npos) << bad << ": " << e;
   }
+}
+
+// docs/drivers.md: what the driver itself sends (the fail-safe value on a stop) or starts
+// an input at must be a value the channel allows, and an address datagrams go to or come
+// from must name one device. Before, safe_value = [nan] or [5.0] with max = [1.0] was sent
+// to the bench on every stop, and `to = "127.0.0.1:0"` ran "completed" with nothing sent.
+TEST(CranePreset, DriverValuesOutsideTheChannelAndAddressesOfNoDeviceAreRefused) {
+  const std::vector<std::string> base{"drivers.joystick.bind=\"127.0.0.1:0\"",
+                                      "drivers.valve.bind=\"127.0.0.1:0\""};
+  for (const auto& [set, key, why] :
+       {std::tuple{"drivers.valve.safe_value=[nan]", "drivers.valve.safe_value", "finite"},
+        {"drivers.valve.safe_value=[1.5]", "drivers.valve.safe_value", "within min .. max"},
+        {"drivers.joystick.initial=[-0.1]", "drivers.joystick.initial", "within min .. max"},
+        {"drivers.valve.to=\"127.0.0.1:0\"", "drivers.valve.to", "port 0"},
+        {"drivers.valve.to=\"255.255.255.255:5000\"", "drivers.valve.to", "no single device"},
+        {"drivers.joystick.peers=[\"0.0.0.0:5601\"]", "drivers.joystick.peers",
+         "no single device"}}) {
+    SCOPED_TRACE(set);
+    auto sets = base;
+    sets.emplace_back(set);
+    try {
+      (void)load_scenario(scenario_path("bench_udp"), sets);
+      ADD_FAILURE() << "accepted";
+    } catch (const cosim::error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find(key), std::string::npos) << m;
+      EXPECT_NE(m.find(why), std::string::npos) << m;
+      EXPECT_EQ(m.find('\n'), std::string::npos) << "one line: " << m;
+    }
+  }
+  // The shipped values are inside: 0 within [0, 1].
+  EXPECT_NO_THROW((void)load_scenario(scenario_path("bench_udp"), base));
 }
 
 // --print-system of a preset is a system file that runs to the same results (p-s bond
