@@ -9,6 +9,7 @@
 
 #include "cosim/rt_config/driver_wiring.hpp"
 #include "cosim/rt_config/type_registry.hpp"
+#include "cosim/runtime/csv_writer.hpp"
 #include "cosim/runtime/energy_correction.hpp"
 #include "cosim/subsystems/crane2_model.hpp"
 #include "cosim/subsystems/manoeuvre.hpp"
@@ -77,7 +78,7 @@ std::unique_ptr<signal_source> read_csv_signal(const scenario& sc, const source_
   if (!in) fail(d.at, key, "cannot read " + file.string());
   std::string line;
   std::getline(in, line);
-  const auto header = split_csv(line);
+  const auto header = csv_header_fields(line);  // RFC 4180 quotes, as results.csv writes them
   const auto c = std::find(header.begin(), header.end(), column);
   if (header.empty() || c == header.end())
     fail(d.at, key, file.string() + " has no column \"" + column + "\" (first line: " + line + ")");

@@ -301,6 +301,8 @@ void read_system_rest(config_reader& r, scenario& sc) {
         } else if ((*arr)[i].is_table()) {
           d.ref = r.get_string(key + ".ref");
           d.as = r.opt_string(key + ".as").value_or("");
+          if (r.has(key + ".as") && d.as.find_first_not_of(' ') == std::string::npos)
+            r.fail(key + ".as", "must name the column (it is empty)");
           only_keys(r, key, {"ref", "as"});
         } else {
           r.fail("output.record", "entry " + std::to_string(i + 1) +
@@ -311,11 +313,17 @@ void read_system_rest(config_reader& r, scenario& sc) {
       }
     r.ignore("output.record");
   }
-  std::vector<std::string> columns;
+  // The columns every results.csv has (docs/results.md): t first, the energy residual after
+  // the records, and with iterative coupling the iteration count and defect.
+  std::vector<std::string> columns = {"t", "dP", "dE", "sum_abs_dE", "iterations", "defect"};
   for (const auto& d : s.record) {
     const std::string c = d.as.empty() ? d.ref : d.as;
-    if (std::find(columns.begin(), columns.end(), c) != columns.end() || c == "t")
-      r.fail("output.record", "column \"" + c + "\" appears twice (use `as` to rename one)");
+    if (c.find_first_of("\r\n") != std::string::npos)
+      r.fail("output.record", "column name \"" + c + "\" (" + d.where + ") holds a line break");
+    if (std::find(columns.begin(), columns.end(), c) != columns.end())
+      r.fail("output.record", "column \"" + c + "\" (" + d.where +
+                                  ") appears twice or is one results.csv always has (t, dP, dE, "
+                                  "sum_abs_dE, iterations, defect); use `as` to rename it");
     columns.push_back(c);
   }
 }

@@ -104,6 +104,53 @@ void install_handlers() {
 
 }  // namespace
 
+std::string csv_header_field(const std::string& name) {
+  if (name.find_first_of(",\"") == std::string::npos) return name;
+  std::string q;
+  q.reserve(name.size() + 4);
+  q.push_back('"');
+  for (const char c : name) {
+    if (c == '"') q.push_back('"');  // RFC 4180: a quote inside is doubled
+    q.push_back(c);
+  }
+  q.push_back('"');
+  return q;
+}
+
+std::vector<std::string> csv_header_fields(const std::string& line) {
+  std::string l = line;
+  if (!l.empty() && l.back() == '\r') l.pop_back();
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (true) {
+    std::string f;
+    while (i < l.size() && l[i] == ' ') ++i;
+    if (i < l.size() && l[i] == '"') {
+      for (++i; i < l.size(); ++i) {
+        if (l[i] != '"') {
+          f += l[i];
+        } else if (i + 1 < l.size() && l[i + 1] == '"') {
+          f += '"';
+          ++i;
+        } else {
+          ++i;
+          break;
+        }
+      }
+      while (i < l.size() && l[i] != ',') ++i;  // text after the closing quote: ignored
+    } else {
+      const std::size_t end = std::min(l.find(',', i), l.size());
+      f = l.substr(i, end - i);
+      while (!f.empty() && f.back() == ' ') f.pop_back();
+      i = end;
+    }
+    out.push_back(std::move(f));
+    if (i >= l.size()) break;
+    ++i;  // the comma
+  }
+  return out;
+}
+
 csv_writer::csv_writer(const std::string& path, std::int64_t flush_every)
     : path_(path), flush_every_(flush_every) {}
 
@@ -163,15 +210,27 @@ std::int64_t csv_writer::flush_for_crash() noexcept {
 }
 
 void csv_writer::begin(std::span<const std::string> columns) {
+  // Checked before the file is touched.
+  std::string header;
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    const std::string& c = columns[i];
+    const auto before = columns.begin() + static_cast<std::ptrdiff_t>(i);
+    const bool line_break = c.find_first_of("\r\n") != std::string::npos;
+    if (line_break || std::find(columns.begin(), before, c) != before)
+      throw error(errc::config_value,
+                  path_ + ": results column \"" + c + "\" " +
+                      (line_break ? "holds a line break"
+                                  : "appears twice (rename one with `as` in [output] record)"));
+    if (i != 0) header.push_back(',');
+    header.append(csv_header_field(c));
+  }
+  header += '\n';
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   COSIM_INPUT_CHECK(fd_ >= 0, errc::io,
                     "cannot open " + path_ + " for writing: " + errno_text(errno));
   // The longest shortest-round-trip double is 24 characters ("-2.2250738585072014e-308"),
   // plus its separator; a row of any width therefore fits.
   line_max_ = columns.size() * (max_number_chars + 1) + 2;
-  std::string header;
-  for (const auto& c : columns) header += (header.empty() ? "" : ",") + c;
-  header += '\n';
   buf_.assign(std::max(buffer_bytes, header.size() + line_max_), '\0');
   std::memcpy(buf_.data(), header.data(), header.size());
   used_ = header.size();

@@ -250,6 +250,23 @@ TEST(SystemFile, UnknownRecordedVariableNamesItsLine) {
 
 // Scenario files take <subsystem>.step; in a system file the same key written that way says
 // where it belongs.
+// Every results.csv has t, dP, dE, sum_abs_dE (and iterations, defect with iterative
+// coupling): a record named like one of them made a header with a column twice, which
+// `cosim compare` then refused. An empty `as` was silently ignored.
+TEST(SystemFile, ARecordNamedLikeABuiltInColumnOrEmptyIsRefused) {
+  temp_dir dir;
+  const std::string record = "{ ref = \"mass1.x\", as = \"x1\" }";
+  for (const std::string as : {"t", "dP", "dE", "sum_abs_dE", "iterations", "defect"}) {
+    const std::string text = replace(base, record, "{ ref = \"mass1.x\", as = \"" + as + "\" }");
+    const std::string m = error_of(dir, text);
+    EXPECT_NE(m.find("column \"" + as + "\""), std::string::npos) << as << ": " << m;
+    EXPECT_NE(m.find("results.csv always has"), std::string::npos) << as << ": " << m;
+  }
+  const std::string text = replace(base, record, "{ ref = \"mass1.x\", as = \"\" }");
+  expect_names(error_of(dir, text), line_of(text, "as = \"\""), "output.record[0].as",
+               "it is empty");
+}
+
 // A '.' in a subsystem name, quoted ([subsystems."mass.2"]) or not ([subsystems.mass.2] is
 // TOML for a subsystem 'mass' holding a table '2'), is named with the table's line. Before,
 // the quoted one printed "subsystems.mass.2 = <missing>" without a line and the unquoted one

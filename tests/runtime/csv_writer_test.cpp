@@ -126,4 +126,43 @@ TEST(CsvWriter, AnExitDuringTheRunKeepsEveryCompletedRowAndExitsOne) {
   std::filesystem::remove(path);
 }
 
+// RFC 4180 header fields: an FMU variable "a[1,2]" or an alias with a quote is one column,
+// quoted, and reads back as written; a column twice is refused before the file is touched.
+TEST(CsvWriter, HeaderFieldsWithCommasAndQuotesAreQuotedAndReadBack) {
+  const std::string path = temp_path("cosim_csv_writer_quoted.csv");
+  const std::vector<std::string> cols = {"t", "m.a[1,2]", "say \"hi\"", "plain"};
+  {
+    cosim::csv_writer w(path, 1);
+    w.begin(cols);
+    const std::vector<double> row = {0.0, 1.0, 2.0, 3.0};
+    w.write(row);
+    w.end();
+  }
+  std::ifstream in(path);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header, "t,\"m.a[1,2]\",\"say \"\"hi\"\"\",plain");
+  EXPECT_EQ(cosim::csv_header_fields(header), cols);
+  EXPECT_EQ(cosim::csv_header_fields("t, x ,\"y\"\r"), (std::vector<std::string>{"t", "x", "y"}));
+  std::filesystem::remove(path);
+}
+
+TEST(CsvWriter, AColumnTwiceIsRefusedBeforeTheFileIsTouched) {
+  const std::string path = temp_path("cosim_csv_writer_twice.csv");
+  std::ofstream(path) << "earlier results\n";
+  cosim::csv_writer w(path, 1);
+  const std::vector<std::string> cols = {"t", "x", "dP", "x"};
+  try {
+    w.begin(cols);
+    ADD_FAILURE() << "accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("\"x\" appears twice"), std::string::npos) << e.what();
+  }
+  std::ifstream in(path);
+  std::string first;
+  std::getline(in, first);
+  EXPECT_EQ(first, "earlier results");
+  std::filesystem::remove(path);
+}
+
 }  // namespace

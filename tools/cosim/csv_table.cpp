@@ -7,6 +7,7 @@
 #include <fstream>
 #include <limits>
 
+#include "cosim/runtime/csv_writer.hpp"
 #include "cosim/runtime/error.hpp"
 
 namespace cosim::cli {
@@ -96,15 +97,7 @@ csv_table read_csv(const std::string& path) {
   std::string line;
   COSIM_INPUT_CHECK(static_cast<bool>(std::getline(in, line)), errc::io, path + ": empty file");
   if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF line ends
-  {
-    std::size_t start = 0;
-    while (true) {
-      const auto comma = line.find(',', start);
-      t.columns.push_back(line.substr(start, comma - start));
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-  }
+  t.columns = csv_header_fields(line);  // RFC 4180: "a[1,2]" is one column
   COSIM_INPUT_CHECK(!t.columns.empty() && t.columns[0] == "t", errc::io,
                     path + ":1: first column must be 't'");
   for (std::size_t i = 1; i < t.columns.size(); ++i)

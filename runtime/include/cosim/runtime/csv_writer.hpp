@@ -16,6 +16,13 @@
 
 namespace cosim {
 
+/// A header field as RFC 4180 writes it: quoted (with "" for ") when it holds ',' or '"'
+/// (an FMU variable "a[1,2]", an alias), else as is. A line break cannot be written.
+[[nodiscard]] std::string csv_header_field(const std::string& name);
+/// The fields of a CSV header line, RFC 4180 quotes undone; leading and trailing spaces of
+/// an unquoted field are dropped, and a trailing '\r' (CRLF line ends) is ignored.
+[[nodiscard]] std::vector<std::string> csv_header_fields(const std::string& line);
+
 class csv_writer final : public row_sink {
  public:
   /// Remembers the path only: the file is created (truncated) by begin(), once the
@@ -26,7 +33,8 @@ class csv_writer final : public row_sink {
   csv_writer(const csv_writer&) = delete;
   csv_writer& operator=(const csv_writer&) = delete;
 
-  /// Opens the file and writes the header; throws cosim::error (io) naming the path.
+  /// Opens the file and writes the header; throws cosim::error (io) naming the path, or
+  /// (config_value) naming a column that appears twice or holds a line break.
   void begin(std::span<const std::string> columns) override;
   void write(std::span<const double> row) noexcept override;
   /// Flushes. Never throws: a failed write (full disk, file size limit) shows in failed()
