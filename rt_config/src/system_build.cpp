@@ -408,8 +408,16 @@ void build_system(const scenario& sc, built_scenario& b) {
                "not receive yet");
     sys.connect(c.from, c.to);
   }
-  // 6. Power bonds: effort one way, flow back the other (000 Sect. 3.1).
-  for (const auto& bd : spec.bonds) {
+  // 6. Power bonds: effort one way, flow back the other (000 Sect. 3.1). Each effort
+  // connection is counted in one term of one bond (a flow may be shared by the terms of one
+  // bond, e.g. two chamber pressures with one piston rate); counted twice, δP and δE would
+  // be doubled and a safety limit trip at half the real residual.
+  std::vector<std::string> effort_in(sys.connections().size());  // "bond terms[k]" using it
+  for (std::size_t bi = 0; bi < spec.bonds.size(); ++bi) {
+    const auto& bd = spec.bonds[bi];
+    for (std::size_t a = 0; a < bi; ++a)
+      if (spec.bonds[a].name == bd.name)
+        fail(bd.at, bd.at.key + ".name", "\"" + bd.name + "\" names two bonds");
     power_bond bond;
     bond.name = bd.name;
     for (std::size_t j = 0; j < bd.terms.size(); ++j) {
@@ -426,6 +434,23 @@ void build_system(const scenario& sc, built_scenario& b) {
              "effort \"" + td.effort + "\" and flow \"" + td.flow +
                  "\" do not pair up: the flow must run back from the effort's consumer to its "
                  "producer (000 Sect. 3.1)");
+      // Ports that declare a role must be used in it (FMU ports declare none: signal).
+      const port_role e_out = sys.at(e.from).output_desc(e.output).role;
+      const port_role e_in = sys.at(e.to).input(e.input).desc().role;
+      const port_role f_out = sys.at(f.from).output_desc(f.output).role;
+      const port_role f_in = sys.at(f.to).input(f.input).desc().role;
+      if (e_out == port_role::flow || e_in == port_role::flow || f_out == port_role::effort ||
+          f_in == port_role::effort)
+        fail(bd.at, tk,
+             "effort \"" + td.effort + "\" and flow \"" + td.flow +
+                 "\": a port declared as a flow is used as the effort, or one declared as an "
+                 "effort as the flow (swapped?); `cosim types` lists each port's role");
+      const std::string here = "bond \"" + bd.name + "\" terms[" + std::to_string(j) + "]";
+      if (!effort_in[t.effort].empty())
+        fail(bd.at, tk + ".effort",
+             "\"" + td.effort + "\" is already the effort of " + effort_in[t.effort] +
+                 ": each coupling belongs to one bond term, or its residual is counted twice");
+      effort_in[t.effort] = here;
       bond.terms.push_back(t);
     }
     sys.add_bond(std::move(bond));

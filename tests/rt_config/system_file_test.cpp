@@ -176,6 +176,29 @@ TEST(SystemFile, BondThatDoesNotPairUp) {
                "is not one of the [[connections]]");
 }
 
+// One coupling, one bond term: the same bond twice, the same term twice in a bond or two
+// bonds of one name made δP and δE twice the real residual (and a safety limit trip at
+// half of it). Effort and flow swapped against the ports' declared roles are refused.
+TEST(SystemFile, ACouplingCountedTwiceOrWithEffortAndFlowSwappedIsRefused) {
+  temp_dir dir;
+  const std::string bond = "[[bonds]]\nname = \"link12\"\n";
+  const std::string term = "{ effort = \"mass1.f -> mass2.f1\", flow = \"mass2.v -> mass1.v2\" }";
+  const std::string again = base + "\n[[bonds]]\nname = \"again\"\nterms = [" + term + "]\n";
+  expect_names(error_of(dir, again), line_of(again, "name = \"again\"") - 1,
+               "bonds[1].terms[0].effort", "is already the effort of bond \"link12\" terms[0]");
+  const std::string twice =
+      replace(base, "terms = [" + term + "]", "terms = [" + term + ", " + term + "]");
+  expect_names(error_of(dir, twice), line_of(twice, bond), "bonds[0].terms[1].effort",
+               "is already the effort");
+  const std::string named = replace(again, "name = \"again\"", "name = \"link12\"");
+  EXPECT_NE(error_of(dir, named).find("\"link12\" names two bonds"), std::string::npos)
+      << error_of(dir, named);
+  // mass2.v is a flow port and mass1.f an effort port (`cosim types`).
+  const std::string swapped =
+      replace(base, term, "{ effort = \"mass2.v -> mass1.v2\", flow = \"mass1.f -> mass2.f1\" }");
+  expect_names(error_of(dir, swapped), line_of(swapped, bond), "bonds[0].terms[0]", "swapped?");
+}
+
 TEST(SystemFile, ParameterOutOfRange) {
   temp_dir dir;
   // 000 Eq. (10): a zero mass makes the mass matrix singular.
