@@ -134,6 +134,12 @@ param_set resolve_parameters(const subsystem_type& t, const param_set& given,
     const std::string k = key + "." + d.name;
     const auto it = given.find(d.name);
     param_value v = it != given.end() ? it->second : d.def;
+    // A NaN default means "not given, the model keeps its own value" (an FMU parameter
+    // without start): nothing to check.
+    if (it == given.end() && std::holds_alternative<double>(v) && std::isnan(std::get<double>(v))) {
+      out[d.name] = v;
+      continue;
+    }
     auto bad = [&](const std::string& why) {
       throw error(errc::config_value,
                   where + ": " + k + ": " + why + " (see `cosim types " + t.name + "`)");

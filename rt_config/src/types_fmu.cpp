@@ -5,6 +5,7 @@
 // their start values.
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <mutex>
 
@@ -47,7 +48,11 @@ param_decl declare(const fmi::variable& v, int major) {
     case fmi::var_type::real:
     case fmi::var_type::float32:
       d.kind = param_kind::real;
-      d.def = v.start.value_or(0.0);
+      // No start (FMI 2 requires one; some FMUs omit it): NaN stands for "the FMU's own
+      // value", which create() then leaves alone instead of overwriting it with 0.
+      d.def = v.start.value_or(std::numeric_limits<double>::quiet_NaN());
+      if (!v.start)
+        d.doc = "no start: the FMU's own value unless set" + (d.doc.empty() ? "" : "; " + d.doc);
       break;
     default:  // Integer / Int32 and the other integer types, Enumeration
       d.kind = param_kind::integer;
@@ -108,7 +113,10 @@ std::unique_ptr<subsystem_type> make_type(const std::shared_ptr<const fmi::fmu_f
         continue;
       }
       double x = 0.0;
-      if (const double* r = std::get_if<double>(&pv)) x = *r;
+      if (const double* r = std::get_if<double>(&pv)) {
+        if (std::isnan(*r) && !v.start) continue;  // not set, no start: the FMU keeps its own
+        x = *r;
+      }
       if (const std::int64_t* i = std::get_if<std::int64_t>(&pv)) x = static_cast<double>(*i);
       if (const bool* b = std::get_if<bool>(&pv)) x = *b ? 1.0 : 0.0;
       values.push_back({k, x});

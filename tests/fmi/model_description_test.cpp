@@ -178,6 +178,18 @@ TEST(ModelDescription, RefusedDescriptions) {
 <ModelVariables><ScalarVariable name="q" valueReference="1"><Real/></ScalarVariable>
 <ScalarVariable name="q" valueReference="2"><Real/></ScalarVariable></ModelVariables></fmiModelDescription>)");
   EXPECT_NE(twice.find("variable name \"q\" appears twice"), std::string::npos) << twice;
+  // FMI 3.0: one value reference, one variable (an input sharing an output's would be set
+  // through it); FMI 2.0 aliases may share one.
+  const std::string vr3 =
+      error_of(R"(<fmiModelDescription fmiVersion="3.0" modelName="m" instantiationToken="g">
+<ModelVariables><Float64 name="y" valueReference="7" causality="output"/>
+<Float64 name="u" valueReference="7" causality="input" start="0"/></ModelVariables></fmiModelDescription>)");
+  EXPECT_NE(vr3.find("modelDescription.xml:3:"), std::string::npos) << vr3;
+  EXPECT_NE(vr3.find("valueReference 7 of \"u\" is also that of \"y\""), std::string::npos) << vr3;
+  EXPECT_EQ(error_of(R"(<fmiModelDescription fmiVersion="2.0" modelName="m" guid="g">
+<ModelVariables><ScalarVariable name="q" valueReference="1"><Real/></ScalarVariable>
+<ScalarVariable name="q_alias" valueReference="1"><Real/></ScalarVariable></ModelVariables></fmiModelDescription>)"),
+            "");
   // The model identifier names a file inside the unpack folder: no path characters.
   const std::string id = error_of(R"(<fmiModelDescription fmiVersion="2.0" modelName="m" guid="g">
 <CoSimulation modelIdentifier="../../evil"/><ModelVariables/></fmiModelDescription>)");

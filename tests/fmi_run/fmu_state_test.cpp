@@ -188,8 +188,8 @@ TEST(FmuState, RefusedWithoutCanGetAndSetFmuState) {
 }
 
 // An FMU whose fmi2GetFMUstate fails from t = 0.975 s (linear_ode_state_fault_fmi2): the save
-// at t = 1 s fails, the run stops there with a message naming the FMU and the call (no
-// crash), and keeps the rows up to it.
+// at t = 1 s fails, the run stops there with a message naming the FMU, the call and the
+// FMU's own reason (no crash), and keeps the rows up to it.
 TEST(FmuState, StateErrorStopsTheRunKeepingItsRows) {
   const cosim::test::temp_dir dir;
   cosim::test::row_table rows;
@@ -207,6 +207,11 @@ TEST(FmuState, StateErrorStopsTheRunKeepingItsRows) {
   EXPECT_NE(out.message.find("fmi2GetFMUstate"), std::string::npos) << out.message;
   EXPECT_NE(out.message.find("linear_ode_state_fault_fmi2.fmu"), std::string::npos) << out.message;
   EXPECT_NE(out.message.find("subsystem m"), std::string::npos) << out.message;
+  // And why, as the FMU logged it at fmi2Error (kept apart from the log ring, which is
+  // printed only after the run and can overflow).
+  EXPECT_NE(out.message.find("the FMU logged: fmi2GetFMUstate: state fault on purpose"),
+            std::string::npos)
+      << out.message;
   // Rows at t = 0, 0.05, ..., 1.0 (the save at t = 1 s fails before that step), each on
   // x0 e^(-k t).
   ASSERT_EQ(rows.rows(), 21u);

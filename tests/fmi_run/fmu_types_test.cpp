@@ -155,4 +155,19 @@ TEST(FmuTypes, Fmi2EnumerationIsExchangedAsInteger) {
   }
 }
 
+// A Real parameter without start (FMI 2 requires one; some FMUs omit it) keeps the FMU's
+// own value (777 in typed.cpp) unless set; it was overwritten with 0.
+TEST(FmuTypes, AParameterWithoutStartKeepsTheFmusOwnValueUnlessSet) {
+  for (const auto& [params, want] : {std::pair{std::string(), 777.0}, {"p_own = 3.5", 3.5}}) {
+    SCOPED_TRACE(params);
+    run_result r;
+    std::string text = system_text("typed_fmi2", {"mode"}, params, "");
+    text.replace(text.find("record = ["), 10, "record = [\"m.z_own\", ");
+    run_system(text, r);
+    ASSERT_EQ(r.out.status, cosim::run_status::completed) << r.out.message;
+    EXPECT_EQ(r.rows.at(0, "m.z_own"), want);
+    EXPECT_EQ(r.rows.at(r.rows.rows() - 1, "m.z_own"), want);
+  }
+}
+
 }  // namespace

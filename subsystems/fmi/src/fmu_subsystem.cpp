@@ -355,6 +355,10 @@ void fmu_subsystem::log_message(int status, const char* category, const char* te
   r.status = status;
   copy_text(r.category.data(), r.category.size(), category);
   copy_text(r.text.data(), r.text.size(), text);
+  // The reason for an error must not depend on room in the ring: kept apart for the stop
+  // message.
+  if (status >= static_cast<int>(fmi2Error))
+    copy_text(last_error_text_.data(), last_error_text_.size(), r.text.data());
   (void)log_.push(r);
 }
 
@@ -370,8 +374,11 @@ void fmu_subsystem::drain_log() {
   }
   const std::uint64_t drops = log_.drops();
   if (drops > reported_drops_) {
-    spdlog::warn("[FMU {}] {} log messages lost (more than {} between two drains)", name(),
-                 drops - reported_drops_, log_.capacity());
+    spdlog::warn(
+        "[FMU {}] {} log messages lost: at most {} are kept between the prints, which happen "
+        "off the run's threads (at start and end); the last error message is kept in the stop "
+        "reason",
+        name(), drops - reported_drops_, log_.capacity());
     reported_drops_ = drops;
   }
 }
@@ -499,8 +506,10 @@ bool fmu_subsystem::fail(fmu_stop kind, const char* what, int status, double t) 
     case fmu_stop::discarded:
     case fmu_stop::failed:
       std::snprintf(stop_text_.data(), stop_text_.size(),
-                    "%s (subsystem %s): %s at t = %.17g s returned %s", where_.c_str(),
-                    name().c_str(), what, t, status_text(major_, status));
+                    "%s (subsystem %s): %s at t = %.17g s returned %s%s%s", where_.c_str(),
+                    name().c_str(), what, t, status_text(major_, status),
+                    last_error_text_[0] != '\0' ? "; the FMU logged: " : "",
+                    last_error_text_.data());
       break;
   }
   raise_stop();

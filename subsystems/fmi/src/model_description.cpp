@@ -442,6 +442,19 @@ model_description parse_model_description(std::string_view xml, const std::strin
       if (!seen.emplace(md.variables[i].name, i).second)
         r.fail(nodes[i], "variable name \"" + md.variables[i].name + "\" appears twice");
   }
+  if (md.fmi_major >= 3) {
+    // FMI 3.0 Sect. 2.4.7: value references are unique (FMI 2 allows aliases, which share
+    // one within a base type). A shared one would set an input through an output.
+    std::map<std::uint32_t, std::size_t> seen;
+    for (std::size_t i = 0; i < md.variables.size(); ++i) {
+      const auto [it, fresh] = seen.emplace(md.variables[i].value_reference, i);
+      if (!fresh)
+        r.fail(nodes[i], "valueReference " + std::to_string(md.variables[i].value_reference) +
+                             " of \"" + md.variables[i].name + "\" is also that of \"" +
+                             md.variables[it->second].name +
+                             "\" (FMI 3.0 value references are unique)");
+    }
+  }
 
   if (const pugi::xml_node ms = root.child("ModelStructure")) {
     if (major == 2) {

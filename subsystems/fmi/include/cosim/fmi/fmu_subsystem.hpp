@@ -257,6 +257,7 @@ class fmu_subsystem final : public subsystem {
 
   spsc_ring<fmu_log_record> log_;
   std::string last_log_;  // the last warning or error the FMU logged, for exceptions
+  std::array<char, 240> last_error_text_{};  // the last error it logged, for the stop reason
   std::uint64_t reported_drops_ = 0;
   std::unique_ptr<const fmi2CallbackFunctions> fmi2_callbacks_;  // outlives the instance
 };
