@@ -169,7 +169,7 @@ void check_loops(const scenario& sc, const system& sys) {
   for (const connection& c : sys.connections()) {
     const subsystem& consumer = sys.at(c.to);
     for (std::size_t o = 0; o < consumer.output_count(); ++o)
-      if (consumer.output_desc(o).feedthrough) deps[id(c.to, o)].push_back(id(c.from, c.output));
+      if (consumer.output_depends_on(o, c.input)) deps[id(c.to, o)].push_back(id(c.from, c.output));
   }
   std::vector<int> state(nodes.size(), 0);  // 0 new, 1 on stack, 2 done
   std::vector<std::size_t> stack;
@@ -179,11 +179,15 @@ void check_loops(const scenario& sc, const system& sys) {
     for (std::size_t m : deps[n]) {
       if (state[m] == 1) {
         std::string path, subs;
+        std::vector<std::string> seen;  // names, compared whole ("BA" does not hide "A")
         const auto start = std::find(stack.begin(), stack.end(), m);
         for (auto it = start; it != stack.end(); ++it) {
           const std::string name = sys.at(nodes[*it].sub).name();
           path += ref_of(sys, nodes[*it].sub, nodes[*it].out, false) + " <- ";
-          if (subs.find(name) == std::string::npos) subs += (subs.empty() ? "" : ", ") + name;
+          if (std::find(seen.begin(), seen.end(), name) == seen.end()) {
+            seen.push_back(name);
+            subs += (subs.empty() ? "" : ", ") + name;
+          }
         }
         path += ref_of(sys, nodes[m].sub, nodes[m].out, false);
         const subsystem_decl* d = sc.system.find(sys.at(nodes[m].sub).name());

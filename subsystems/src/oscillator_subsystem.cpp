@@ -49,6 +49,12 @@ void oscillator_mass::add_link(const std::string& tag, double k, double c, doubl
   }
 }
 
+bool oscillator_mass::output_depends_on(std::size_t o, std::size_t i) const noexcept {
+  if (o != out_f || sending_link_ == npos) return false;
+  const link_in& l = links_[sending_link_];
+  return i == l.in_x || i == l.in_v;
+}
+
 void oscillator_mass::add_force(const std::string& tag, double f0) {
   forces_.push_back({add_input({"f" + tag, "N", port_role::effort}), f0});
 }

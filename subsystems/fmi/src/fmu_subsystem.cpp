@@ -159,6 +159,7 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
         der_orders_.push_back(m);
       }
       output_slot_.push_back(slot);
+      output_var_.push_back(k);
       any_feedthrough_ = any_feedthrough_ || md.feedthrough(k);
     }
     add_variable(v.name, v.unit, &values_[slot]);
@@ -263,6 +264,12 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
     throw;
   }
   drain_log();
+}
+
+bool fmu_subsystem::output_depends_on(std::size_t o, std::size_t i) const noexcept {
+  if (o >= output_var_.size() || i >= input_var_.size()) return false;
+  const model_description& md = fmu_->file().md;
+  return md.feedthrough(output_var_[o]) && md.depends_on(output_var_[o], input_var_[i]);
 }
 
 void fmu_subsystem::build_fetch_groups() {

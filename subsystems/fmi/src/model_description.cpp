@@ -317,6 +317,15 @@ std::size_t model_description::find(std::string_view name) const noexcept {
   return npos;
 }
 
+bool model_description::depends_on(std::size_t output, std::size_t input) const noexcept {
+  for (const auto& o : outputs) {
+    if (o.variable != output) continue;
+    if (!o.depends_on) return true;  // "depends on all"
+    return std::find(o.depends_on->begin(), o.depends_on->end(), input) != o.depends_on->end();
+  }
+  return true;  // not listed: assume the worst
+}
+
 bool model_description::feedthrough(std::size_t index) const noexcept {
   const bool any_input = std::any_of(variables.begin(), variables.end(), [](const variable& v) {
     return v.causal == causality::input;

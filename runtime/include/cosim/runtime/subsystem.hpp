@@ -119,6 +119,14 @@ class subsystem {
   void start(stop_source& stop) { do_start(stop); }
   void stop(bool fail_safe) noexcept { do_stop(fail_safe); }
 
+  /// True if output o at t depends on input i at t (direct feedthrough through that input;
+  /// the algebraic-loop check follows these). The default: every input of a feedthrough
+  /// output; a subsystem that knows better (a spring force that uses the neighbour's
+  /// position but not the forces it receives) narrows it.
+  [[nodiscard]] virtual bool output_depends_on(std::size_t o, std::size_t /*i*/) const noexcept {
+    return output_desc(o).feedthrough;
+  }
+
   /// Value output o has before the subsystem produces one (a driver channel before its
   /// first packet), unless the subsystem's own configuration fixed it. False (the default)
   /// if this subsystem has no such start values.

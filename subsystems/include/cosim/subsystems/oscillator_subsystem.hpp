@@ -57,6 +57,9 @@ class oscillator_mass final : public subsystem {
 
   static constexpr std::size_t out_x = 0, out_v = 1, out_f = 2;
 
+  /// f uses the sending link's neighbour x and v at t (000 Eq. (13)), nothing else.
+  [[nodiscard]] bool output_depends_on(std::size_t o, std::size_t i) const noexcept override;
+
  private:
   void do_initialize(time_point t0) override;
   bool do_step(time_point t, duration h) noexcept override;

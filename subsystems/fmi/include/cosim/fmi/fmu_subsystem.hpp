@@ -113,6 +113,8 @@ class fmu_subsystem final : public subsystem {
   void start_experiment(std::optional<double> run_length_s);
 
   [[nodiscard]] bool realtime_safe() const noexcept override { return false; }
+  /// From the ModelStructure dependencies of modelDescription.xml.
+  [[nodiscard]] bool output_depends_on(std::size_t o, std::size_t i) const noexcept override;
   /// Why this FMU cannot roll back: canGetAndSetFMUstate not declared, or its binary lacks
   /// the state functions.
   [[nodiscard]] std::string state_refusal() const override;
@@ -231,6 +233,7 @@ class fmu_subsystem final : public subsystem {
   std::vector<int> out_bool2_buf_;
   std::unique_ptr<bool[]> out_bool3_buf_;
   std::vector<std::size_t> output_slot_;  // port -> values_ index
+  std::vector<std::size_t> output_var_;   // port -> variable index
 
   // Output derivatives (maxOutputDerivativeOrder): per output port with derivatives, orders
   // 1..deriv_order_ at der_offset_[port] in der_values_ (npos: none); fetched in one call

@@ -113,6 +113,9 @@ struct model_description {
   /// True if output variable `index` depends on an input at the same time (direct
   /// feedthrough): its listed dependencies name an input, or none are listed (all).
   [[nodiscard]] bool feedthrough(std::size_t index) const noexcept;
+  /// True if output variable `output` depends on variable `input` at the same time (its
+  /// ModelStructure dependencies list it, or list none, or the output is not listed).
+  [[nodiscard]] bool depends_on(std::size_t output, std::size_t input) const noexcept;
 };
 
 /// Parses modelDescription.xml text. `where` names the FMU in every message ("crane.fmu").
