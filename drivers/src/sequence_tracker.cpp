@@ -40,6 +40,13 @@ void sequence_tracker::reset() noexcept {
   *this = sequence_tracker{};
 }
 
+sequence_class sequence_tracker::restart_at(std::uint32_t sequence) noexcept {
+  if (out_of_order_ > 0) --out_of_order_;
+  started_ = false;
+  ++restarts_;
+  return observe(sequence);
+}
+
 std::optional<std::uint32_t> sequence_tracker::newest() const noexcept {
   return started_ ? std::optional<std::uint32_t>{newest_} : std::nullopt;
 }

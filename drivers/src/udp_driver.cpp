@@ -91,6 +91,8 @@ void udp_driver::write_statistics(json_writer& j) const {
   j.key("rejected_source").value(static_cast<std::int64_t>(s.rejected_source));
   j.key("clamped").value(static_cast<std::int64_t>(s.clamped));
   j.key("stale_events").value(static_cast<std::int64_t>(s.stale_events));
+  if (s.direction == "input")
+    j.key("sender_restarts").value(static_cast<std::int64_t>(s.sender_restarts));
   j.end_object();
 }
 
@@ -130,7 +132,28 @@ void udp_input_driver::on_datagram(std::span<const std::byte> data, const sockad
     malformed_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  if (m.type == message_type::heartbeat) return;  // liveness only
+  // 3. Sequence numbers, of every datagram that decodes (a heartbeat or a rejected command
+  // used a number too: PROTOCOL.md "+1 per datagram", so it is no gap); only the newest is
+  // used.
+  sequence_tracker& tr = trackers_[peer];
+  sequence_class c = tr.observe(m.sequence);
+  if (c == sequence_class::out_of_order && ++run_of_old_[peer] >= 16) {
+    // A run of "old" datagrams: the sender restarted its numbering. The counters stay.
+    c = tr.restart_at(m.sequence);
+  }
+  std::uint64_t l = 0, d = 0, o = 0, r = 0;
+  for (const auto& t : trackers_) {
+    l += t.lost();
+    d += t.duplicates();
+    o += t.out_of_order();
+    r += t.restarts();
+  }
+  lost_.store(l, std::memory_order_relaxed);
+  dup_.store(d, std::memory_order_relaxed);
+  ooo_.store(o, std::memory_order_relaxed);
+  restarts_.store(r, std::memory_order_relaxed);
+  if (c == sequence_class::fresh) run_of_old_[peer] = 0;
+  if (m.type == message_type::heartbeat) return;  // liveness of the peer, no values
   if (m.type != cfg_.type) {
     malformed_.fetch_add(1, std::memory_order_relaxed);
     return;
@@ -145,25 +168,7 @@ void udp_input_driver::on_datagram(std::span<const std::byte> data, const sockad
       return;
     }
   }
-  // 3. Sequence numbers: only the newest counts.
-  sequence_tracker& tr = trackers_[peer];
-  sequence_class c = tr.observe(m.sequence);
-  if (c == sequence_class::out_of_order && ++run_of_old_[peer] >= 16) {
-    // A run of "old" datagrams: the sender restarted its numbering.
-    tr.reset();
-    c = tr.observe(m.sequence);
-  }
-  std::uint64_t l = 0, d = 0, o = 0;
-  for (const auto& t : trackers_) {
-    l += t.lost();
-    d += t.duplicates();
-    o += t.out_of_order();
-  }
-  lost_.store(l, std::memory_order_relaxed);
-  dup_.store(d, std::memory_order_relaxed);
-  ooo_.store(o, std::memory_order_relaxed);
   if (c != sequence_class::fresh) return;
-  run_of_old_[peer] = 0;
   // 4. Range: clamp into [min, max].
   values v;
   v.arrival_ns = arrival_ns;
@@ -234,6 +239,7 @@ driver_stats udp_input_driver::stats() const {
   driver_stats s = udp_driver::stats();
   s.received = received_.load();
   s.lost = lost_.load();
+  s.sender_restarts = restarts_.load();
   s.duplicates = dup_.load();
   s.out_of_order = ooo_.load();
   s.malformed = malformed_.load();

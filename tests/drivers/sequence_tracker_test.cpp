@@ -158,6 +158,21 @@ TEST(SequenceTracker, ResetForgetsEverything) {
   expect_counters(t, 1, 0, 0, 0);
 }
 
+TEST(SequenceTracker, RestartAtForgetsTheNumberingButKeepsTheCounters) {
+  sequence_tracker t;
+  t.observe(1000);
+  t.observe(1000);  // duplicate
+  t.observe(999);   // out of order
+  t.observe(1005);  // 4 lost
+  ASSERT_EQ(t.observe(0), sequence_class::out_of_order);
+  // The transport recognises 0 as a restart: counted fresh, not out of order.
+  EXPECT_EQ(t.restart_at(0), sequence_class::fresh);
+  EXPECT_EQ(t.newest(), 0u);
+  expect_counters(t, 3, 4, 1, 1);
+  EXPECT_EQ(t.restarts(), 1U);
+  EXPECT_EQ(t.observe(1), sequence_class::fresh);
+}
+
 TEST(SequenceTracker, ToString) {
   EXPECT_STREQ(to_string(sequence_class::fresh), "fresh");
   EXPECT_STREQ(to_string(sequence_class::duplicate), "duplicate");

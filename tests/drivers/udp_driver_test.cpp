@@ -9,6 +9,7 @@
 
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <regex>
 #include <string>
@@ -86,7 +87,7 @@ TEST(UdpInputDriver, RejectsAnyOtherChannelCountFromAnAllowedPeer) {
   EXPECT_EQ(s.received, 1U);
   EXPECT_EQ(s.malformed, 0U);
   EXPECT_EQ(s.rejected_source, 0U);
-  EXPECT_EQ(s.lost, 0U);  // rejected datagrams never reach the sequence tracker
+  EXPECT_EQ(s.lost, 0U);  // rejected datagrams used their sequence numbers: no gap
   d->update_outputs(cosim::time_point{});
   EXPECT_EQ(d->output(0), 0.5);
   cosim::json_writer j;
@@ -96,6 +97,45 @@ TEST(UdpInputDriver, RejectsAnyOtherChannelCountFromAnAllowedPeer) {
   j.end_array();
   EXPECT_TRUE(std::regex_search(j.str(), std::regex("\"wrong_channel_count\":\\s*2\\b")))
       << j.str();
+}
+
+// PROTOCOL.md: a sender's sequence goes +1 per datagram, heartbeats included. A peer's own
+// heartbeats and its well-formed but rejected datagrams (non-finite values) were counted as
+// lost; a sender restart reset every counter, so the earlier gaps, duplicates and the
+// datagrams dropped before the restart was recognised disappeared from summary.json.
+TEST(UdpInputDriver, HeartbeatsAreNoGapAndARestartKeepsTheCounters) {
+  test_socket peer;
+  auto d = make_driver(input_config(peer));
+  cosim::stop_source stop;
+  d->start(stop);
+  const std::uint16_t port = d->local_port();
+  std::uint32_t seq = 100;
+  for (int i = 0; i < 10; ++i) {
+    peer.send(message_type::command, seq++, {0.5}, port);
+    peer.send(message_type::heartbeat, seq++, {}, port);
+  }
+  peer.send(message_type::command, seq++, {std::nan("")}, port);  // non-finite: rejected
+  peer.send(message_type::command, seq++, {0.5}, port);
+  peer.send(message_type::command, seq - 1, {0.5}, port);  // duplicate
+  seq += 3;                                                // 3 never sent
+  peer.send(message_type::command, seq++, {0.5}, port);
+  ASSERT_TRUE(eventually([&] { return d->stats().received == 12; }));
+  driver_stats s = d->stats();
+  EXPECT_EQ(s.lost, 3U);
+  EXPECT_EQ(s.duplicates, 1U);
+  EXPECT_EQ(s.malformed, 1U);
+  // The sender restarts at 0: the first 15 look old and are dropped, the 16th is taken as
+  // the restart; from there its numbers are fresh. Nothing counted before is forgotten.
+  for (std::uint32_t k = 0; k < 30; ++k) peer.send(message_type::command, k, {0.5}, port);
+  ASSERT_TRUE(eventually([&] { return d->stats().received == 12 + 15; }));
+  s = d->stats();
+  EXPECT_EQ(s.out_of_order, 15U);
+  EXPECT_EQ(s.sender_restarts, 1U);
+  EXPECT_EQ(s.lost, 3U);
+  EXPECT_EQ(s.duplicates, 1U);
+  // Every datagram is in exactly one counter: 20 + 4 + 30 sent, 54 accounted for.
+  EXPECT_EQ(s.received + s.lost + s.duplicates + s.out_of_order + s.malformed + 10, 54U + 3U);
+  d->stop(false);
 }
 
 TEST(UdpInputDriver, StaleHoldsThenStops) {

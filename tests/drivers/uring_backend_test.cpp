@@ -363,10 +363,11 @@ driver_stats run_script(const std::string& backend, double& last_output) {
   std::array<std::byte, 8> junk{};
   peer.send_raw(junk, port);  // too short
   std::vector<std::byte> large(1000, std::byte{0x11});
-  peer.send_raw(large, port);                               // longer than any message
-  peer.send(message_type::heartbeat, 1, {}, port);          // liveness only
-  peer.send(message_type::valve_command, 14, {0.3}, port);  // wrong type
-  peer.send(message_type::command, 14, {-2.0}, port);       // fresh, clamped to 0
+  peer.send_raw(large, port);  // longer than any message
+  // Every datagram that decodes uses a sequence number (PROTOCOL.md): no gap after these.
+  peer.send(message_type::heartbeat, 14, {}, port);         // liveness only
+  peer.send(message_type::valve_command, 15, {0.3}, port);  // wrong type
+  peer.send(message_type::command, 16, {-2.0}, port);       // fresh, clamped to 0
   EXPECT_TRUE(eventually([&] {
     const auto s = d->stats();
     return s.received == 3 && s.malformed == 3 && s.rejected_source == 1;

@@ -30,6 +30,11 @@ class sequence_tracker {
  public:
   sequence_class observe(std::uint32_t sequence) noexcept;
   void reset() noexcept;
+  /// The datagram `sequence` just classified out_of_order is the first of a restarted
+  /// numbering: it is counted fresh instead, and numbering starts again from it. The other
+  /// counters are kept (what was lost or dropped before the restart stays counted).
+  sequence_class restart_at(std::uint32_t sequence) noexcept;
+  std::uint64_t restarts() const noexcept { return restarts_; }
 
   std::optional<std::uint32_t> newest() const noexcept;
   std::uint64_t received_fresh() const noexcept { return received_fresh_; }
@@ -44,6 +49,7 @@ class sequence_tracker {
   std::uint64_t lost_ = 0;
   std::uint64_t duplicates_ = 0;
   std::uint64_t out_of_order_ = 0;
+  std::uint64_t restarts_ = 0;
 };
 
 }  // namespace cosim::drivers

@@ -48,6 +48,7 @@ struct driver_stats {
   std::uint64_t rejected_source = 0;
   std::uint64_t clamped = 0;  // channel values clamped into [min, max]
   std::uint64_t stale_events = 0;
+  std::uint64_t sender_restarts = 0;  // input: sender restarts detected (counters kept)
   bool stale_stop = false;
 };
 
@@ -133,7 +134,7 @@ class udp_input_driver final : public udp_driver {
   std::int64_t first_update_ns_ = 0;
   bool stale_ = false;
   // Statistics (single writer each, read after the run).
-  std::atomic<std::uint64_t> received_{0}, lost_{0}, dup_{0}, ooo_{0}, malformed_{0},
+  std::atomic<std::uint64_t> received_{0}, lost_{0}, dup_{0}, ooo_{0}, restarts_{0}, malformed_{0},
       wrong_count_{0}, rejected_{0}, clamped_{0}, stale_events_{0};
   std::atomic<bool> stale_stop_{false};
 };
