@@ -81,6 +81,12 @@ void read_drivers(config_reader& r, scenario& sc) {
     auto channels = r.opt_string_list(base + ".channels");
     if (!channels || channels->empty() || channels->size() > drivers::max_channels)
       r.fail(base + ".channels", "must list 1 to 16 channel names");
+    for (std::size_t i = 0; i < channels->size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if ((*channels)[i] == (*channels)[j])
+          r.fail(base + ".channels", "\"" + (*channels)[i] +
+                                         "\" is named twice (each channel is one port, " +
+                                         base.substr(8) + "." + (*channels)[i] + ")");
     const std::size_t n = channels->size();
     const auto mins = per_channel(r, base + ".min", n, -std::numeric_limits<double>::infinity());
     const auto maxs = per_channel(r, base + ".max", n, std::numeric_limits<double>::infinity());

@@ -211,8 +211,16 @@ void check_loops(const scenario& sc, const system& sys) {
 // Connection index of "a.b -> c.d" in sys, or fails.
 std::size_t connection_of(const system& sys, const origin& o, const std::string& key,
                           const std::string& text) {
-  const auto arrow = text.find(" -> ");
-  const std::string from = text.substr(0, arrow), to = text.substr(arrow + 4);
+  // "a.x -> b.y", spaces around the arrow optional.
+  const auto arrow = text.find("->");
+  if (arrow == std::string::npos)
+    fail(o, key, "\"" + text + "\" must be \"subsystem.output -> subsystem.input\"");
+  auto trim = [](std::string v) {
+    const auto b = v.find_first_not_of(" \t");
+    const auto e = v.find_last_not_of(" \t");
+    return b == std::string::npos ? std::string() : v.substr(b, e - b + 1);
+  };
+  const std::string from = trim(text.substr(0, arrow)), to = trim(text.substr(arrow + 2));
   const port_ref a = find_port(sys, o, key, from, false);
   const port_ref b = find_port(sys, o, key, to, true);
   for (std::size_t i = 0; i < sys.connections().size(); ++i) {

@@ -258,7 +258,7 @@ void read_system_rest(config_reader& r, scenario& sc) {
       t.effort = r.get_string(tk + ".effort");
       t.flow = r.get_string(tk + ".flow");
       for (const auto& [k, v] : {std::pair{"effort", t.effort}, {"flow", t.flow}})
-        if (v.find(" -> ") == std::string::npos)
+        if (v.find("->") == std::string::npos)  // spaces around the arrow optional
           r.fail(tk + "." + k, "must name a connection as \"subsystem.output -> subsystem.input\"");
       if (auto g = r.opt_double(tk + ".gain")) {
         if (!std::isfinite(*g) || *g == 0.0) r.fail(tk + ".gain", "must be finite and non-zero");

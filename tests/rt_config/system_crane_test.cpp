@@ -490,8 +490,9 @@ TEST(CranePreset, DriverValuesOutsideTheChannelAndAddressesOfNoDeviceAreRefused)
         {"drivers.joystick.initial=[-0.1]", "drivers.joystick.initial", "within min .. max"},
         {"drivers.valve.to=\"127.0.0.1:0\"", "drivers.valve.to", "port 0"},
         {"drivers.valve.to=\"255.255.255.255:5000\"", "drivers.valve.to", "no single device"},
-        {"drivers.joystick.peers=[\"0.0.0.0:5601\"]", "drivers.joystick.peers",
-         "no single device"}}) {
+        {"drivers.joystick.peers=[\"0.0.0.0:5601\"]", "drivers.joystick.peers", "no single device"},
+        {"drivers.joystick.channels=[\"kappa\", \"kappa\"]", "drivers.joystick.channels",
+         "named twice"}}) {
     SCOPED_TRACE(set);
     auto sets = base;
     sets.emplace_back(set);

@@ -199,6 +199,17 @@ TEST(SystemFile, ACouplingCountedTwiceOrWithEffortAndFlowSwappedIsRefused) {
   expect_names(error_of(dir, swapped), line_of(swapped, bond), "bonds[0].terms[0]", "swapped?");
 }
 
+// "a.x -> b.y" in a bond term with any spaces around the arrow, or none: "mass2.v->mass1.v2"
+// was refused, "mass2.v  ->  mass1.v2" said "has no output 'v '".
+TEST(SystemFile, BondTermsTakeTheArrowWithOrWithoutSpaces) {
+  temp_dir dir;
+  for (const std::string flow : {"mass2.v->mass1.v2", "mass2.v  ->  mass1.v2"}) {
+    const std::string t =
+        replace(base, "flow = \"mass2.v -> mass1.v2\"", "flow = \"" + flow + "\"");
+    EXPECT_EQ(error_of(dir, t), "") << flow;
+  }
+}
+
 TEST(SystemFile, ParameterOutOfRange) {
   temp_dir dir;
   // 000 Eq. (10): a zero mass makes the mass matrix singular.
