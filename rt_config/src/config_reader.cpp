@@ -1,16 +1,34 @@
 #include "cosim/rt_config/config_reader.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <sstream>
+#include <vector>
 
 #include "cosim/runtime/errno_text.hpp"
 
 namespace cosim::config {
 
 namespace {
+
+/// Levenshtein distance, for "did you mean" hints (short keys only).
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
 
 std::string type_name(const toml::node& n) {
   switch (n.type()) {
@@ -235,9 +253,22 @@ const toml::node& config_reader::require(const std::string& key, const char* typ
   if (n == nullptr) {
     const auto dot = key.rfind('.');
     std::string table_where = file_;
-    if (dot != std::string::npos && has(key.substr(0, dot)))
+    std::string hint;
+    if (dot != std::string::npos && has(key.substr(0, dot))) {
       table_where = where(key.substr(0, dot));
-    throw error(errc::config_key, table_where + ": missing key '" + key + "' (" + type + ")");
+      // A key of that table nobody reads and spelled almost alike is likely the intended
+      // one ("durration"): name it, rather than only the missing one.
+      const toml::node* parent = node(key.substr(0, dot));
+      if (parent != nullptr && parent->is_table())
+        for (const auto& [k, v] : *parent->as_table()) {
+          const std::string name(k.str());
+          const std::string full = key.substr(0, dot + 1) + name;
+          if (read_.count(full) == 0 && edit_distance(name, key.substr(dot + 1)) <= 2)
+            hint = "; the table has '" + full + "', which nothing reads: a misspelling?";
+        }
+    }
+    throw error(errc::config_key,
+                table_where + ": missing key '" + key + "' (" + type + ")" + hint);
   }
   read_.insert(key);
   return *n;

@@ -210,6 +210,16 @@ TEST(SystemFile, BondTermsTakeTheArrowWithOrWithoutSpaces) {
   }
 }
 
+// A misspelt key is read as missing before the unknown-key check runs: the message names
+// the misspelling too (it only said "missing key 'run.duration'").
+TEST(SystemFile, AMissingKeyNamesAnAlikeKeyOfItsTable) {
+  temp_dir dir;
+  const std::string t = replace(base, "duration = 0.1", "durration = 0.1");
+  const std::string m = error_of(dir, t);
+  EXPECT_NE(m.find("missing key 'run.duration'"), std::string::npos) << m;
+  EXPECT_NE(m.find("'run.durration', which nothing reads"), std::string::npos) << m;
+}
+
 TEST(SystemFile, ParameterOutOfRange) {
   temp_dir dir;
   // 000 Eq. (10): a zero mass makes the mass matrix singular.
