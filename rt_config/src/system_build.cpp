@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "cosim/rt_config/driver_wiring.hpp"
 #include "cosim/rt_config/type_registry.hpp"
@@ -395,6 +396,10 @@ void build_system(const scenario& sc, built_scenario& b) {
       try {
         connect_driver_channel(sc, b, d.signal.substr(7), d.to, initial);
       } catch (const error& e) {
+        // The driver is made here, at its first use: a message about one of its own keys
+        // (a port in use) is not about this source.
+        if (std::string_view(e.what()).rfind("drivers.", 0) == 0)
+          throw error(e.code(), sc.file + ": " + e.what());
         fail(d.at, d.at.key + ".signal", e.what());
       }
       continue;

@@ -3,6 +3,11 @@
 // 001 Eq. (41) computed here independently, the crane / crane2 presets' expansion, and the
 // hand-written system files of rt_config/systems/ against the shipped scenarios, byte for
 // byte.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -508,6 +513,33 @@ TEST(CranePreset, DriverValuesOutsideTheChannelAndAddressesOfNoDeviceAreRefused)
   }
   // The shipped values are inside: 0 within [0, 1].
   EXPECT_NO_THROW((void)load_scenario(scenario_path("bench_udp"), base));
+}
+
+// A driver's port in use is said about the driver's key alone. The driver is made when the
+// first source uses its channel, and the message was wrapped in that source's context
+// ("model.name = "crane" (preset): sources[0].signal: drivers.joystick.bind = ...").
+TEST(CranePreset, APortInUseIsNamedByTheDriversKeyAlone) {
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a), 0);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  const std::string bind = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  try {
+    (void)build(load_scenario(scenario_path("bench_udp"), {"drivers.joystick.bind=\"" + bind + "\"",
+                                                           "drivers.valve.bind=\"127.0.0.1:0\""}));
+    ADD_FAILURE() << "a port in use was accepted";
+  } catch (const cosim::error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("bench_udp.toml: drivers.joystick.bind = \"" + bind + "\": cannot bind"),
+              std::string::npos)
+        << m;
+    EXPECT_EQ(m.find("sources["), std::string::npos) << m;
+  }
+  ::close(fd);
 }
 
 // --print-system of a preset is a system file that runs to the same results (p-s bond
