@@ -216,7 +216,7 @@ std::size_t connection_of(const system& sys, const origin& o, const std::string&
   const auto arrow = text.find("->");
   if (arrow == std::string::npos)
     fail(o, key, "\"" + text + "\" must be \"subsystem.output -> subsystem.input\"");
-  auto trim = [](std::string v) {
+  auto trim = [](const std::string& v) {
     const auto b = v.find_first_not_of(" \t");
     const auto e = v.find_last_not_of(" \t");
     return b == std::string::npos ? std::string() : v.substr(b, e - b + 1);
