@@ -75,7 +75,11 @@ double fixed_point::aitken(double omega_prev) const noexcept {
     den += dr * dr;
   }
   const double omega = -omega_prev * num / den;
-  return den > 0.0 && std::isfinite(omega) ? omega : omega_prev;
+  if (!(den > 0.0) || !std::isfinite(omega)) return omega_prev;
+  // Safeguard: a scalar secant step cannot follow residuals of opposite-sign modes (Jacobi's
+  // eigenvalues come in +-sqrt(s) pairs), and a negative or huge omega throws the iterate
+  // away; keep omega in [omega_min, omega_max].
+  return std::clamp(omega, aitken_omega_min, aitken_omega_max);
 }
 
 bool fixed_point::step(time_point t, energy_monitor& mon) noexcept {
@@ -86,6 +90,10 @@ bool fixed_point::step(time_point t, energy_monitor& mon) noexcept {
   for (std::size_t i = 0; i < sys_.size(); ++i)
     if (!sys_.at(i).save_state()) return false;
   double omega = o.omega;
+  // The omega that relaxed the previous residual r_{k-1} (Aitken's omega_{k-1}). In
+  // Gauss-Seidel that is the omega of the previous sweep, not the one about to be used.
+  double omega_of_prev = o.omega;
+  double defect_prev = 0.0;
   converged_ = false;
   for (int k = 0; k < o.max_iterations; ++k) {
     if (k > 0)
@@ -118,7 +126,15 @@ bool fixed_point::step(time_point t, energy_monitor& mon) noexcept {
     }
     if (!std::isfinite(defect_)) return false;
     if (last) break;
-    if (o.aitken && k > 0) omega = aitken(omega);
+    // Jacobi relaxes r_k now with the omega computed from it; Gauss-Seidel relaxed r_k during
+    // the sweep with `omega`, and the new one serves the next sweep.
+    const double applied = omega;
+    if (o.aitken && k > 0) {
+      // A defect that grew means the last omega overshot: start again from the initial one.
+      omega = defect_ > defect_prev ? o.omega : aitken(jacobi ? omega : omega_of_prev);
+    }
+    omega_of_prev = jacobi ? omega : applied;
+    defect_prev = defect_;
     if (jacobi)
       for (std::size_t p = 0; p < sys_.size(); ++p) relax(p, t1, omega);
     std::copy(r_.begin(), r_.end(), r_prev_.begin());

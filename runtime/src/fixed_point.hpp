@@ -28,6 +28,10 @@
 
 namespace cosim::detail {
 
+/// Aitken's omega is kept in this range (a safeguard; a constant omega is in (0, 1]).
+inline constexpr double aitken_omega_min = 0.01;
+inline constexpr double aitken_omega_max = 2.0;
+
 class fixed_point {
  public:
   /// Checks that every subsystem can roll back (throws cosim::error naming the first that
