@@ -473,6 +473,8 @@ std::unique_ptr<built_scenario> build(const scenario& sc) {
     build_system(sc, *b);
   }
   fill_plan(sc, *b);
+  // Before any results folder is touched (an FMU without canGetAndSetFMUstate).
+  check_rollback(b->sys, b->plan);
   return b;
 }
 

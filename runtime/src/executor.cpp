@@ -54,6 +54,19 @@ run_status status_of(stop_cause c) noexcept {
   return run_status::error;
 }
 
+void check_rollback(const system& sys, const run_plan& plan) {
+  if (!plan.iteration.enabled()) return;
+  for (std::size_t i = 0; i < sys.size(); ++i) {
+    const subsystem& s = sys.at(i);
+    COSIM_INPUT_CHECK(
+        s.can_save_state(), errc::config_value,
+        "iterative coupling (run.iterations = " + std::to_string(plan.iteration.max_iterations) +
+            ") rolls every subsystem back to the start of the macro step, but "
+            "subsystem '" +
+            s.name() + "' cannot: " + s.state_refusal());
+  }
+}
+
 void validate_plan(const system& sys, const run_plan& plan) {
   COSIM_INPUT_CHECK(plan.macro_step.count() > 0, errc::config_value, "macro step must be > 0");
   COSIM_INPUT_CHECK(plan.macro_steps >= 0, errc::config_value, "duration must be >= 0");

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cosim/runtime/error.hpp"
+#include "cosim/runtime/executor.hpp"
 #include "cosim/runtime/scheme.hpp"
 
 namespace cosim::detail {
@@ -11,16 +12,8 @@ namespace cosim::detail {
 fixed_point::fixed_point(system& sys, const run_plan& plan) : sys_(sys), plan_(plan) {
   COSIM_INPUT_CHECK(plan.iteration.max_iterations >= 1, errc::config_value,
                     "iterations must be >= 1");
-  for (std::size_t i = 0; i < sys.size(); ++i) {
-    subsystem& s = sys.at(i);
-    COSIM_INPUT_CHECK(
-        s.can_save_state(), errc::config_value,
-        "iterative coupling (run.iterations = " + std::to_string(plan.iteration.max_iterations) +
-            ") rolls every subsystem back to the start of the macro step, but "
-            "subsystem '" +
-            s.name() + "' cannot: " + s.state_refusal());
-    s.prepare_state();
-  }
+  check_rollback(sys, plan);
+  for (std::size_t i = 0; i < sys.size(); ++i) sys.at(i).prepare_state();
   // Links grouped by producer, so that a Gauss-Seidel sweep relaxes one producer's at a time.
   first_.assign(sys.size(), 0);
   last_.assign(sys.size(), 0);

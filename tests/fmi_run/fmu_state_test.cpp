@@ -7,11 +7,14 @@
 // the flag is refused naming the file, the subsystem and the flag.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -185,6 +188,15 @@ TEST(FmuState, RefusedWithoutCanGetAndSetFmuState) {
                   "run.iterations = 3"});
   expect_refused(dir.file("b3.toml", one_fmu("bouncing_ball_fmi3", "\"m.h\"")),
                  {fmu_path("bouncing_ball_fmi3"), "subsystem 'm'", "canGetAndSetFMUState"});
+  // Refused while the system is built, before `cosim run` touches a results folder (the
+  // folder and its lock file were created first).
+  config::run_request req;
+  req.scenario = dir.file("b2r.toml", one_fmu("bouncing_ball_fmi2", "\"m.h\""));
+  req.sets = {"run.iterations=3"};
+  req.out_dir = dir / "new_results";
+  req.quiet = true;
+  EXPECT_THROW((void)config::run_scenario(req, nullptr), cosim::error);
+  EXPECT_FALSE(std::filesystem::exists(req.out_dir));
 }
 
 // An FMU whose fmi2GetFMUstate fails from t = 0.975 s (linear_ode_state_fault_fmi2): the save

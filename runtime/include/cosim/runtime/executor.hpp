@@ -65,6 +65,9 @@ struct run_plan {
 
 /// Checks the plan against the system: steps positive and dividing H, order a permutation.
 void validate_plan(const system& sys, const run_plan& plan);
+/// Iterative coupling (plan.iteration enabled) rolls every subsystem back: throws
+/// cosim::error naming the first one that cannot, and why. No-op otherwise. Setup only.
+void check_rollback(const system& sys, const run_plan& plan);
 
 struct safety_limits {
   double energy_residual = std::numeric_limits<double>::infinity();  // on sum |delta_E| [J]
