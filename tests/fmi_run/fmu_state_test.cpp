@@ -7,8 +7,6 @@
 // the flag is refused naming the file, the subsystem and the flag.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
