@@ -105,7 +105,10 @@ void install_handlers() {
 }  // namespace
 
 std::string csv_header_field(const std::string& name) {
-  if (name.find_first_of(",\"") == std::string::npos) return name;
+  // Readers drop the spaces around an unquoted field: a name " t" or "x2 " is quoted so that
+  // it reads back as itself (and not as t, a second time).
+  const bool spaced = !name.empty() && (name.front() == ' ' || name.back() == ' ');
+  if (!spaced && name.find_first_of(",\"") == std::string::npos) return name;
   std::string q;
   q.reserve(name.size() + 4);
   q.push_back('"');

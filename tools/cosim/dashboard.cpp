@@ -269,7 +269,11 @@ struct dashboard::impl {
   void tick();
   void schedule_tick();
   void send_data();
-  std::string hello_json();
+  /// True if an HTTP Host header names this server: the address it listens on (as in the
+  /// printed URL) and its port, or localhost:PORT on a loopback address.
+  [[nodiscard]] bool host_ok(const std::string& host) const;
+  /// The page's set-up message; `mark_sent`: the version everyone has seen (a broadcast).
+  std::string hello_json(bool mark_sent = true);
   void broadcast(const std::shared_ptr<const std::string>& msg, bool final);
   void shut_down();
   void check_done();
@@ -322,7 +326,9 @@ class ws_session : public std::enable_shared_from_this<ws_session> {
     ws_.async_accept(req_, [self = shared_from_this()](beast::error_code ec) {
       if (ec) return;
       self->d_.sessions.push_back(self);
-      self->d_.sent_version = -1;  // a hello to everyone, this page included
+      // A hello to this page only: a hello rebuilds a page, so the pages already open keep
+      // their plots (each viewer that connected reset every other one).
+      self->send(std::make_shared<const std::string>(self->d_.hello_json(false)), false);
       self->read();
     });
   }
@@ -421,12 +427,20 @@ class http_session : public std::enable_shared_from_this<http_session> {
       // A page of another site (DNS rebinding, a cross-site WebSocket) has another Origin.
       const auto origin = req_.find(http::field::origin);
       const std::string host(req_[http::field::host]);
-      if (target != "/ws" || (origin != req_.end() && origin->value() != "http://" + host)) {
+      if (target != "/ws" || !d_.host_ok(host) ||
+          (origin != req_.end() && origin->value() != "http://" + host)) {
         reply(http::status::forbidden, "text/plain", "WebSocket refused: path or origin\n");
         return;
       }
       beast::get_lowest_layer(stream_).expires_never();
       std::make_shared<ws_session>(stream_.release_socket(), d_)->run(std::move(req_));
+      return;
+    }
+    // DNS rebinding: a foreign name resolving to this address reaches the server with its
+    // own Host (and a matching Origin); only the address the server was started on is served.
+    if (!d_.host_ok(std::string(req_[http::field::host]))) {
+      reply(http::status::forbidden, "text/plain",
+            "refused: Host is not the address cosim run printed\n");
       return;
     }
     if (target == "/" || target == "/index.html") {
@@ -508,7 +522,7 @@ bool dashboard::impl::request_stop(std::string_view tok, const char* via) {
   return true;
 }
 
-std::string dashboard::impl::hello_json() {
+std::string dashboard::impl::hello_json(bool mark_sent) {
   json_writer j;
   j.begin_object();
   j.key("type").value("hello");
@@ -525,7 +539,7 @@ std::string dashboard::impl::hello_json() {
   j.key("threads").begin_array();
   for (const auto& t : threads) j.value(t);
   j.end_array();
-  sent_version = info_version;
+  if (mark_sent) sent_version = info_version;
   j.end_object();
   return j.str();
 }
@@ -718,6 +732,16 @@ dashboard::~dashboard() {
     std::terminate();
   }
   d->sessions.clear();
+}
+
+bool dashboard::impl::host_ok(const std::string& host) const {
+  beast::error_code ec;
+  const auto ep = acceptor.local_endpoint(ec);
+  if (ec) return false;
+  const auto a = ep.address();
+  const std::string port = ":" + std::to_string(ep.port());
+  const std::string addr = a.is_v6() ? "[" + a.to_string() + "]" : a.to_string();
+  return host == addr + port || (a.is_loopback() && host == "localhost" + port);
 }
 
 std::uint16_t dashboard::port() const noexcept {

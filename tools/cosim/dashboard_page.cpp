@@ -70,8 +70,13 @@ const N = 1500;  // points kept per plot (one per update, ~60 s at 25 Hz)
 const $ = id => document.getElementById(id);
 const params = new URLSearchParams(location.hash.slice(1));
 if (params.get("token")) $("token").value = params.get("token");
-let wanted = params.get("cols") ? new Set(params.get("cols").split(",")) : null;
-let lastSim = 0, hello = null, series = {}, threadSeries = [], updates = 0, ended = false, ws = null;
+// #cols=x1,v1 (names without commas), or #col=NAME repeated (any name, URL-encoded).
+let wanted = null;
+if (params.get("cols") || params.getAll("col").length)
+  wanted = new Set((params.get("cols") ? params.get("cols").split(",") : []).concat(params.getAll("col")));
+// series: the residual plots; colSeries[i]: column i's (by index: a column may be named
+// "energy" or "power").
+let lastSim = 0, hello = null, series = {}, colSeries = [], threadSeries = [], updates = 0, ended = false, ws = null;
 
 function fmt(v, d) {
   if (v === null || v === undefined || !isFinite(v)) return "–";
@@ -144,15 +149,16 @@ function onHello(m) {
   const cols = $("columns"), plots = $("plots");
   cols.textContent = ""; plots.textContent = "";
   series = {energy: series.energy || newSeries(), power: series.power || newSeries()};
+  colSeries = [];
   m.columns.forEach((c, i) => {
     if (i === 0) return;  // t
     const l = document.createElement("label"), b = document.createElement("input");
     b.type = "checkbox"; b.checked = !wanted || wanted.has(c); b.dataset.col = c;
     l.appendChild(b); l.appendChild(document.createTextNode(" " + c)); cols.appendChild(l);
-    const canvas = plotBox(plots, "plot-" + c, c);
+    const canvas = plotBox(plots, "col-" + i, c);
     canvas.parentNode.hidden = !b.checked;
     b.onchange = () => { canvas.parentNode.hidden = !b.checked; };
-    series[c] = newSeries();
+    colSeries[i] = newSeries();
   });
   const tb = $("threads"), tp = $("thread-plots");
   if (m.threads.length) { tb.textContent = ""; tp.textContent = ""; }
@@ -181,8 +187,8 @@ function onData(m) {
   const x = lastSim;
   if (m.min) {
     hello.columns.forEach((c, i) => {
-      if (i === 0 || !series[c]) return;
-      push(series[c], x, m.min[i], m.max[i]);
+      if (i === 0 || !colSeries[i]) return;
+      push(colSeries[i], x, m.min[i], m.max[i]);
     });
     const e = hello.columns.indexOf("sum_abs_dE"), p = hello.columns.indexOf("dP");
     if (e >= 0) { push(series.energy, x, m.min[e], m.max[e]); $("energy").textContent = fmt(m.max[e]); }
@@ -232,8 +238,8 @@ function requestDraw() {
     draw($("plot-energy"), series.energy, hello.energy_limit_J, "#8a4baf");
     draw($("plot-power"), series.power, hello.power_limit_W, "#c0661b");
     hello.columns.forEach((c, i) => {
-      const cv = $("plot-" + c);
-      if (i > 0 && cv && !cv.parentNode.hidden) draw(cv, series[c], null, "#1f63b4");
+      const cv = $("col-" + i);
+      if (i > 0 && cv && !cv.parentNode.hidden) draw(cv, colSeries[i], null, "#1f63b4");
     });
     threadSeries.forEach(s => {
       if (s.wakeCanvas) draw(s.wakeCanvas, s.wake, null, "#2a8a53");

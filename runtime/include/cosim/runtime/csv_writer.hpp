@@ -17,7 +17,8 @@
 namespace cosim {
 
 /// A header field as RFC 4180 writes it: quoted (with "" for ") when it holds ',' or '"'
-/// (an FMU variable "a[1,2]", an alias), else as is. A line break cannot be written.
+/// (an FMU variable "a[1,2]", an alias) or starts or ends with a space, else as is. A line
+/// break cannot be written.
 [[nodiscard]] std::string csv_header_field(const std::string& name);
 /// The fields of a CSV header line, RFC 4180 quotes undone; leading and trailing spaces of
 /// an unquoted field are dropped, and a trailing '\r' (CRLF line ends) is ignored.
