@@ -45,7 +45,10 @@ std::vector<key_doc> documented_keys() {
       // Presets and the common sections.
       {"model.name", "preset model to expand (see below); `cosim run X --print-system` shows it"},
       {"run.mode", "executor: offline (one thread, deterministic), threaded, realtime"},
-      {"run.duration", "simulated time [s]; rounded up to whole macro steps (times are kept in integer nanoseconds: a step or duration is first rounded to 1 ns, so `macro_step = 0.3333333333333333` runs 333333333 ns steps)"},
+      {"run.duration",
+       "simulated time [s]; rounded up to whole macro steps (times are kept in integer "
+       "nanoseconds: a step or duration is first rounded to 1 ns, so `macro_step = "
+       "0.3333333333333333` runs 333333333 ns steps)"},
       {"run.macro_step", "communication step H [s]"},
       {"run.scheme", "jacobi or gauss-seidel"},
       {"run.order",

@@ -30,14 +30,20 @@ constexpr std::array<int, 5> crash_signals = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, S
 std::array<struct sigaction, crash_signals.size()> g_previous{};
 std::atomic<bool> g_installed{false};
 
-void say(const char* s) noexcept {
-  const std::size_t n = std::strlen(s);
+/// write(2) until all n bytes are out (async-signal-safe); false on an OS error.
+bool write_all(int fd, const char* p, std::size_t n) noexcept {
   std::size_t done = 0;
   while (done < n) {
-    const ssize_t w = ::write(STDERR_FILENO, s + done, n - done);
-    if (w <= 0) return;
+    const ssize_t w = ::write(fd, p + done, n - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
     done += static_cast<std::size_t>(w);
   }
+  return true;
+}
+
+void say(const char* s) noexcept {
+  (void)write_all(STDERR_FILENO, s, std::strlen(s));
 }
 
 void say_rows(std::int64_t rows) noexcept {
@@ -182,13 +188,7 @@ bool csv_writer::flush_buffer() noexcept {
   // Once the rows are ours (committed_ = 0), a crash handler finds nothing to write.
   if (n == taken || !committed_.compare_exchange_strong(n, 0, std::memory_order_acq_rel))
     return false;  // a crash handler took them: the process is ending
-  std::size_t done = 0;
-  while (done < n) {
-    const ssize_t w = ::write(fd_, buf_.data() + done, n - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    done += static_cast<std::size_t>(w);
-  }
+  if (!write_all(fd_, buf_.data(), n)) return false;
   rows_written_.store(rows_, std::memory_order_relaxed);
   used_ = 0;
   return true;
@@ -197,18 +197,10 @@ bool csv_writer::flush_buffer() noexcept {
 std::int64_t csv_writer::flush_for_crash() noexcept {
   const std::size_t n = committed_.exchange(taken, std::memory_order_acq_rel);
   std::int64_t rows = rows_written_.load(std::memory_order_relaxed);
-  if (n == taken) return rows;
-  std::size_t done = 0;
-  while (done < n) {
-    const ssize_t w = ::write(fd_, buf_.data() + done, n - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return rows;
-    done += static_cast<std::size_t>(w);
-  }
-  // Rows in the file: the written count plus the rows just written (the header, if it is
-  // among them, is no row).
+  if (n == taken || !write_all(fd_, buf_.data(), n)) return rows;
+  // Rows in the file: the written count plus the rows just written (the header went out in
+  // begin(), before the handlers were armed).
   for (std::size_t i = 0; i < n; ++i) rows += buf_[i] == '\n' ? 1 : 0;
-  if (rows_written_.load(std::memory_order_relaxed) == 0 && header_pending_) --rows;
   return rows;
 }
 
@@ -240,7 +232,6 @@ void csv_writer::begin(std::span<const std::string> columns) {
   committed_.store(used_, std::memory_order_release);
   errno = 0;
   if (!flush_buffer()) fail();
-  header_pending_ = false;
   install_handlers();
   csv_writer* none = nullptr;
   g_active.compare_exchange_strong(none, this);

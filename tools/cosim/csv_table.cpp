@@ -97,7 +97,7 @@ csv_table read_csv(const std::string& path) {
   std::string line;
   COSIM_INPUT_CHECK(static_cast<bool>(std::getline(in, line)), errc::io, path + ": empty file");
   if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF line ends
-  t.columns = csv_header_fields(line);  // RFC 4180: "a[1,2]" is one column
+  t.columns = csv_header_fields(line);                        // RFC 4180: "a[1,2]" is one column
   COSIM_INPUT_CHECK(!t.columns.empty() && t.columns[0] == "t", errc::io,
                     path + ":1: first column must be 't'");
   for (std::size_t i = 1; i < t.columns.size(); ++i)

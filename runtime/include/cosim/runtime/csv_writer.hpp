@@ -67,8 +67,7 @@ class csv_writer final : public row_sink {
   std::size_t used_ = 0;
   std::atomic<std::size_t> committed_{0};
   std::atomic<std::int64_t> rows_written_{0};
-  std::size_t line_max_ = 0;    // longest possible row, from the column count
-  bool header_pending_ = true;  // the header is not yet in the file
+  std::size_t line_max_ = 0;  // longest possible row, from the column count
 };
 
 }  // namespace cosim
