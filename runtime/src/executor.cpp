@@ -163,9 +163,9 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
       }
     }
     mon.close_step(H);
-    // A model that ended the simulation inside this step ends the run at its start (the last
-    // row); its values at t1 are not written.
-    if (ok || run_stop.cause() != stop_cause::model_end) t = t1;
+    // A model that ended the simulation or failed inside this step ends the run at its start
+    // (the last row); its values at t1 are not written.
+    if (ok || !ends_at_step_start(run_stop.cause())) t = t1;
     if (!acc.after_step(n, t, ok, out, run_stop)) {
       stopped = true;
       break;

@@ -612,9 +612,6 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
   // of steps ahead of the recorder; its failing step is marked by a record with ok == 0, so
   // the recorder goes on writing rows up to it, as offline does. Every other cause stops the
   // run at the recorder's step.
-  const auto marked_by_record = [](stop_cause c) noexcept {
-    return c == stop_cause::model_end || c == stop_cause::model_error;
-  };
   // Recording thread: one record per subsystem per step, then the shared accounting.
   time_point t = plan.start;
   bool running = true;
@@ -631,7 +628,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
         }
         // Raised upstream or by a subsystem: release the threads. A model that ended or failed
         // still delivers the record of that step: the run ends there.
-        if (run_stop.stop_requested() && !marked_by_record(run_stop.cause()))
+        if (run_stop.stop_requested() && !ends_at_step_start(run_stop.cause()))
           shared.request_stop(stop_cause::none);
         recorder_pause(wait);
       }
@@ -660,13 +657,14 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
     }
     if (!running) break;
     mon.close_step(plan.macro_step);
-    // As offline: a model that ended the simulation in this step ends the run at its start.
-    if (ok || run_stop.cause() != stop_cause::model_end) t += plan.macro_step;
+    // As offline: a model that ended the simulation or failed in this step ends the run at its
+    // start.
+    if (ok || !ends_at_step_start(run_stop.cause())) t += plan.macro_step;
     if (!acc.after_step(n, t, ok, out, run_stop)) {
       stopped = true;
       break;
     }
-    if (run_stop.stop_requested() && !marked_by_record(run_stop.cause())) running = false;
+    if (run_stop.stop_requested() && !ends_at_step_start(run_stop.cause())) running = false;
   }
   if (opt.observer != nullptr) hand_over();  // the last partial interval
   stopped = stopped || out.macro_steps < steps;

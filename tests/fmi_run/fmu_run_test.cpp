@@ -141,6 +141,38 @@ TEST(FmuRun, StairEndsTheRunAsCompletedWithTheReasonAndRowsUpToTEnd) {
   }
 }
 
+// FMI 2.0 Sect. 4.2.3 / FMI 3.0 Sect. 4.2.1: a discarded step without the request to end is
+// a step the FMU could not complete (here: longer than its max_step of 0.05 s against the
+// run's 0.1 s). The run did not complete: it stops as a model error that says so, keeping the
+// rows before the step.
+TEST(FmuRun, StairThatDiscardsAStepWithoutEndingStopsTheRunAsAnError) {
+  for (const char* fmu : {"stair_fmi2", "stair_fmi3"}) {
+    SCOPED_TRACE(fmu);
+    run_result r;
+    run_system(one_fmu(fmu, "max_step = 0.05", "\"m.counter\"") +
+                   "\n[run]\nduration = 2.0\nmacro_step = 0.1\n",
+               r);
+    EXPECT_EQ(r.out.status, cosim::run_status::error) << r.out.message;
+    EXPECT_EQ(r.out.stop_reason, "model_error");
+    EXPECT_NE(r.out.message.find("Discard"), std::string::npos) << r.out.message;
+    EXPECT_NE(r.out.message.find("could not complete"), std::string::npos) << r.out.message;
+    EXPECT_NE(r.out.message.find("run.macro_step"), std::string::npos) << r.out.message;
+    // Times as written in the system file (shortest round trip), not 0.10000000000000001.
+    EXPECT_NE(r.out.message.find("over h = 0.1 s at t = 0 s"), std::string::npos) << r.out.message;
+    // The first step (0 -> 0.1 s) was refused: only the initial row, and the run stopped at 0.
+    EXPECT_EQ(r.out.stop_time_s, 0.0);
+    ASSERT_EQ(r.rows.rows(), 1u);
+    EXPECT_EQ(r.rows.at(0, "t"), 0.0);
+  }
+  // The same FMU completes when the steps fit its limit (the parameter is not the failure).
+  run_result ok;
+  run_system(one_fmu("stair_fmi2", "max_step = 0.1", "\"m.counter\"") +
+                 "\n[run]\nduration = 2.0\nmacro_step = 0.1\n",
+             ok);
+  EXPECT_EQ(ok.out.status, cosim::run_status::completed) << ok.out.message;
+  EXPECT_EQ(ok.rows.rows(), 21u);
+}
+
 TEST(FmuRun, FeedthroughWithASourceOnItsInput) {
   const cosim::test::temp_dir dir;
   // u(t) = 3 t, linearly interpolated by the csv source: exact at every row.

@@ -95,6 +95,11 @@ TEST(ModelEnd, ModelErrorIsAnErrorWithTheModelsMessage) {
     EXPECT_EQ(o.status, cosim::run_status::error);
     EXPECT_EQ(o.stop_reason, "model_error");
     EXPECT_EQ(o.message, "ender: the model ended the simulation");
+    // The failing step (from 5 ms) did not complete: the run stopped at its start, the last
+    // row's time, not at its end.
+    EXPECT_DOUBLE_EQ(o.stop_time_s, 5e-3);
+    ASSERT_EQ(sink.t.size(), 6u);
+    EXPECT_DOUBLE_EQ(sink.t.back(), 5e-3);
   }
 }
 
@@ -109,7 +114,8 @@ TEST(ModelEnd, ModelErrorFarAheadOfTheRecorderKeepsEveryRowBeforeIt) {
       EXPECT_EQ(o.status, cosim::run_status::error);
       EXPECT_EQ(o.stop_reason, "model_error");
       EXPECT_GE(sink.t.size(), 501u);  // t = 0 ... 500 ms at least
-      EXPECT_GE(o.stop_time_s, 0.5);
+      EXPECT_DOUBLE_EQ(o.stop_time_s, 0.5);
+      EXPECT_DOUBLE_EQ(sink.t.back(), 0.5);
     }
 }
 

@@ -7,7 +7,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -65,6 +67,19 @@ void log3_callback(fmi3InstanceEnvironment env, fmi3Status status, fmi3String ca
   if (env == nullptr) return;
   static_cast<fmu_subsystem*>(env)->log_message(static_cast<int>(status), category, message);
 }
+
+// A time in a message: the shortest text that reads back as the same double (0.1, not
+// 0.10000000000000001), without allocating (stop messages are written on real-time threads).
+std::array<char, 32> num_text(double v) noexcept {
+  std::array<char, 32> b{};
+  const auto r = std::to_chars(b.data(), b.data() + b.size() - 1, v);
+  *r.ptr = '\0';
+  return b;
+}
+
+// A failure the importer detected itself (the FMU's calls all returned OK): its message
+// names no status.
+constexpr int no_fmu_status = -1;
 
 // FMI 2 and 3 number their statuses alike up to Fatal.
 const char* status_text(int major, int s) noexcept {
@@ -490,8 +505,10 @@ void fmu_subsystem::do_stop(bool /*fail_safe*/) noexcept {
 void fmu_subsystem::raise_stop() noexcept {
   if (run_stop_ == nullptr) return;
   (void)run_stop_->raise(
-      stop_ == fmu_stop::failed ? stop_cause::model_error : stop_cause::model_end, 0,
-      stop_text_.data());
+      // Only the model's own end completes the run; a discarded step did not.
+      stop_ == fmu_stop::terminated || stop_ == fmu_stop::stop_time ? stop_cause::model_end
+                                                                    : stop_cause::model_error,
+      0, stop_text_.data());
 }
 
 bool fmu_subsystem::fail(fmu_stop kind, const char* what, int status, double t) noexcept {
@@ -500,21 +517,29 @@ bool fmu_subsystem::fail(fmu_stop kind, const char* what, int status, double t) 
   switch (kind) {
     case fmu_stop::terminated:
       std::snprintf(stop_text_.data(), stop_text_.size(),
-                    "%s (subsystem %s): the FMU ended the simulation at t = %.17g s (%s)",
-                    where_.c_str(), name().c_str(), t, what);
+                    "%s (subsystem %s): the FMU ended the simulation at t = %s s (%s)",
+                    where_.c_str(), name().c_str(), num_text(t).data(), what);
       break;
     case fmu_stop::stop_time:
       std::snprintf(stop_text_.data(), stop_text_.size(),
-                    "%s (subsystem %s): %s; no doStep past the experiment's stop time t = %.17g s "
+                    "%s (subsystem %s): %s; no doStep past the experiment's stop time t = %s s "
                     "is issued",
-                    where_.c_str(), name().c_str(), what, stop_fmu_.value_or(0.0));
+                    where_.c_str(), name().c_str(), what, num_text(stop_fmu_.value_or(0.0)).data());
       break;
     case fmu_stop::none:
     case fmu_stop::discarded:
     case fmu_stop::failed:
       std::snprintf(stop_text_.data(), stop_text_.size(),
-                    "%s (subsystem %s): %s at t = %.17g s returned %s%s%s", where_.c_str(),
-                    name().c_str(), what, t, status_text(major_, status),
+                    "%s (subsystem %s): %s at t = %s s%s%s%s%s%s", where_.c_str(), name().c_str(),
+                    what, num_text(t).data(), status == no_fmu_status ? "" : " returned ",
+                    status == no_fmu_status ? "" : status_text(major_, status),
+                    // FMI 2.0 Sect. 4.2.3, FMI 3.0 Sect. 4.2.1: a discarded step without
+                    // the request to terminate is for the importer to retry shorter.
+                    kind == fmu_stop::discarded
+                        ? " without asking to end the simulation: the FMU could not complete "
+                          "the communication step, and this runtime does not retry shorter "
+                          "steps (a smaller run.macro_step, or this subsystem's step, may help)"
+                        : "",
                     last_error_text_[0] != '\0' ? "; the FMU logged: " : "",
                     last_error_text_.data());
       break;
@@ -734,7 +759,8 @@ bool fmu_subsystem::do_steps(time_point t, duration h, std::int64_t k) noexcept 
 [[gnu::cold, gnu::noinline]] bool fmu_subsystem::fail_stop_time(time_point t, duration h) noexcept {
   const double tc = fmu_time(t), hs = to_seconds(h);
   char what[160];
-  std::snprintf(what, sizeof what, "the step from t = %.17g s to %.17g s", tc, tc + hs);
+  std::snprintf(what, sizeof what, "the step from t = %s s to %s s", num_text(tc).data(),
+                num_text(tc + hs).data());
   return fail(fmu_stop::stop_time, what, 0, tc);
 }
 
@@ -755,7 +781,7 @@ bool fmu_subsystem::do_steps(time_point t, duration h, std::int64_t k) noexcept 
     }
     phase_ = phase::terminated;
     char what[160];
-    std::snprintf(what, sizeof what, "fmi2DoStep over h = %.17g s", h);
+    std::snprintf(what, sizeof what, "fmi2DoStep over h = %s s", num_text(h).data());
     return fail(fmu_stop::discarded, what, st, tc);
   }
   phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
@@ -797,7 +823,7 @@ bool fmu_subsystem::settle_events(double t, bool from_step_mode) noexcept {
   }
   phase_ = phase::error;
   return fail(fmu_stop::failed, "fmi3UpdateDiscreteStates kept asking for another iteration",
-              fmi3Error, t);
+              no_fmu_status, t);
 }
 
 [[gnu::noinline]] bool fmu_subsystem::step_fmi3_rest(double tc, double h, int st0, bool event0,
@@ -826,7 +852,7 @@ bool fmu_subsystem::settle_events(double t, bool from_step_mode) noexcept {
     if (st == fmi3Discard) {
       phase_ = phase::terminated;
       char what[160];
-      std::snprintf(what, sizeof what, "fmi3DoStep over h = %.17g s", step);
+      std::snprintf(what, sizeof what, "fmi3DoStep over h = %s s", num_text(step).data());
       return fail(fmu_stop::discarded, what, st, cur);
     }
     const double reached = early ? last : end;
@@ -838,16 +864,17 @@ bool fmu_subsystem::settle_events(double t, bool from_step_mode) noexcept {
       return fail(fmu_stop::failed,
                   "fmi3DoStep returned early although earlyReturnAllowed was "
                   "false",
-                  fmi3Error, reached);
+                  no_fmu_status, reached);
     }
     if (!(reached > cur)) {
       phase_ = phase::error;
-      return fail(fmu_stop::failed, "fmi3DoStep returned early without advancing", fmi3Error, cur);
+      return fail(fmu_stop::failed, "fmi3DoStep returned early without advancing", no_fmu_status,
+                  cur);
     }
     cur = reached;
   }
   phase_ = phase::error;
-  return fail(fmu_stop::failed, "fmi3DoStep kept returning early", fmi3Error, cur);
+  return fail(fmu_stop::failed, "fmi3DoStep kept returning early", no_fmu_status, cur);
 }
 
 }  // namespace cosim::fmi

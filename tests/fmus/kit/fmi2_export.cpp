@@ -412,6 +412,10 @@ fmi2Status fmi2DoStep(fmi2Component c, fmi2Real currentCommunicationPoint,
       i.terminated = true;
       log(i, fmi2Discard, "logStatusDiscard", r.message);
       return fmi2Discard;
+    case step_outcome::kind::discard:
+      i.last_successful_time = currentCommunicationPoint;
+      log(i, fmi2Discard, "logStatusDiscard", r.message);
+      return fmi2Discard;
     case step_outcome::kind::failed:
       break;
   }

@@ -564,6 +564,10 @@ fmi3Status fmi3DoStep(fmi3Instance c, fmi3Float64 currentCommunicationPoint,
       i.terminated_at = r.reached;
       log(i, r.reached < t_end ? fmi3Discard : fmi3OK, "logStatusDiscard", r.message);
       return r.reached < t_end ? fmi3Discard : fmi3OK;
+    case step_outcome::kind::discard:
+      *lastSuccessfulTime = currentCommunicationPoint;
+      log(i, fmi3Discard, "logStatusDiscard", r.message);
+      return fmi3Discard;
     case step_outcome::kind::failed:
       break;
   }

@@ -46,6 +46,9 @@ struct step_outcome {
     event,      // stopped at an event at `reached`; the importer handles it in event mode
     terminate,  // the model ends the simulation at `reached` (FMI 2 fmi2Discard +
                 // fmi2Terminated, FMI 3 terminateSimulation)
+    discard,    // the step could not be completed but the model goes on: nothing of it was
+                // taken (FMI 2 fmi2Discard without fmi2Terminated, FMI 3 fmi3Discard without
+                // terminateSimulation); the importer may retry a shorter step
     failed      // the step could not be computed; `message` says why
   };
   kind what = kind::completed;

@@ -3,8 +3,10 @@
 // complete normally; a step that starts at or after T_end, or would pass it, stops at
 // T_end and ends the simulation (FMI 2: fmi2Discard with fmi2Terminated and
 // fmi2LastSuccessfulTime = T_end; FMI 3: terminateSimulation, lastSuccessfulTime =
-// T_end, fmi3Discard when the step did not reach its end). Built as stair_fmi2 and
-// stair_fmi3.
+// T_end, fmi3Discard when the step did not reach its end). A step longer than max_step is
+// refused without ending the simulation (fmi2Discard without fmi2Terminated, fmi3Discard
+// without terminateSimulation; the state stays at the step's start), as a model with an
+// internal step limit does. Built as stair_fmi2 and stair_fmi3.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -27,6 +29,7 @@ class stair final : public cosim::fmu_kit::model {
     add(1, causality::output, &counter_);
     add(2, causality::output, &level_);
     add(3, causality::parameter, &t_end_);
+    add(4, causality::parameter, &max_step_);
   }
 
   bool initialize(double t0, std::string& why) override {
@@ -40,6 +43,13 @@ class stair final : public cosim::fmu_kit::model {
 
   step_outcome step(double t, double t_end, bool /*stop_at_events*/) noexcept override {
     step_outcome r;
+    if (t_end - t > max_step_ + time_slack) {
+      r.what = step_outcome::kind::discard;
+      r.reached = t;
+      r.message = "stair: step of " + std::to_string(t_end - t) +
+                  " s is longer than max_step = " + std::to_string(max_step_) + " s";
+      return r;
+    }
     if (t >= t_end_ - time_slack || t_end > t_end_ + time_slack) {
       // Ends at T_end: as far as the step got, never past T_end.
       set_time(std::max(t, std::min(t_end, t_end_)));
@@ -64,6 +74,7 @@ class stair final : public cosim::fmu_kit::model {
   std::int32_t counter_ = 0;
   double level_ = 0.0;
   double t_end_ = 5.5;
+  double max_step_ = 1e9;  // [s]
 };
 
 }  // namespace

@@ -35,6 +35,12 @@ enum class stop_cause : int {
   remote_lost,      // a remote subsystem's worker lost its liveliness (process gone); who = name
 };
 
+/// A model that ended the simulation or failed inside a step: that step did not complete, so
+/// the run ends at its start (its last row), in every executor.
+[[nodiscard]] constexpr bool ends_at_step_start(stop_cause c) noexcept {
+  return c == stop_cause::model_end || c == stop_cause::model_error;
+}
+
 /// The stop_reason written to summary.json ("operator_signal", ...; "end_time" for none).
 [[nodiscard]] const char* to_string(stop_cause c) noexcept;
 

@@ -255,7 +255,7 @@ class fmu_subsystem final : public subsystem {
   time_point saved_t_{};
 
   fmu_stop stop_ = fmu_stop::none;
-  std::array<char, 512> stop_text_{};
+  std::array<char, 1024> stop_text_{};
   stop_source* run_stop_ = nullptr;  // the run's, between start() and stop()
 
   spsc_ring<fmu_log_record> log_;
