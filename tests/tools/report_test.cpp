@@ -207,6 +207,23 @@ TEST(Report, EnergyLimitFromTheSummaryIsDrawn) {
   EXPECT_NE(html.find("id=\"power-dP\""), std::string::npos);
 }
 
+// summary.json counted 3 rows, results.csv holds 2 (a copy cut short): the report says so
+// instead of plotting the shorter run as if it were the whole one; equal counts say nothing.
+TEST(Report, FewerRowsThanTheSummaryCountedAreFlagged) {
+  temp_dir tmp;
+  const std::string summary = std::string(minimal_summary).insert(1, "\"rows\":3,");
+  write(tmp / "summary.json", summary);
+  write(tmp / "results.csv", "t,x\n0,1\n1,2\n");
+  std::string html = cosim::cli::make_report({tmp.path(), "", ""});
+  const std::size_t at = html.find("id=\"rows-mismatch\"");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_NE(html.find("holds 2 rows", at), std::string::npos);
+  EXPECT_NE(html.find("counts 3", at), std::string::npos);
+  write(tmp / "results.csv", "t,x\n0,1\n1,2\n2,3\n");
+  html = cosim::cli::make_report({tmp.path(), "", ""});
+  EXPECT_EQ(html.find("rows-mismatch"), std::string::npos);
+}
+
 TEST(Report, BadInputNamesTheFileExitsTwoAndKeepsTheEarlierReport) {
   temp_dir tmp;
   const std::string run = tmp / "run";

@@ -490,6 +490,16 @@ std::string make_report(const report_request& req) {
        num(number_at(summary, {"wall_time_s"}).value_or(NAN)) + " s wall (real-time factor " +
        num(number_at(summary, {"real_time_factor"}).value_or(NAN)) + "); " +
        std::to_string(res.rows.size()) + " rows in " + escape(results_path) + "</p>\n";
+  // summary.json counts the rows the run wrote: fewer in results.csv means the file was cut
+  // (a copy interrupted, a disk that filled later) or edited, and the plots end early.
+  if (const std::optional<double> rows = number_at(summary, {"rows"});
+      rows && *rows != static_cast<double>(res.rows.size())) {
+    const std::string note = results_path + " holds " + std::to_string(res.rows.size()) +
+                             " rows but " + summary_path + " counts " + num(*rows) +
+                             " written by the run: the file was cut or changed after the run";
+    std::fprintf(stderr, "cosim: warning: %s\n", note.c_str());
+    h += "<p class=\"stopped\" id=\"rows-mismatch\">" + escape(note) + "</p>\n";
+  }
   if (other) h += "<p>Overlaid (" + other_label + "): " + escape(other->path) + "</p>\n";
 
   // Energy residual and |dP| against the safety limits.
