@@ -21,6 +21,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <regex>
 #include <string>
@@ -303,6 +304,27 @@ TEST(Dashboard, StreamsTheRunAndStopsItOnlyWithTheToken) {
   }
   EXPECT_GT(d2.find("sim_s")->num, d1.find("sim_s")->num);
   EXPECT_TRUE(timing_seen);
+
+  // Pages beyond dashboard::max_viewers are refused (503, so the handshake fails); the ones
+  // open stay served, and a page that closed frees its place.
+  {
+    std::vector<std::unique_ptr<ws_client>> more;
+    for (std::size_t i = 1; i < cosim::cli::dashboard::max_viewers; ++i)
+      more.push_back(std::make_unique<ws_client>(s.host, s.port, "/ws"));
+    EXPECT_THROW(ws_client(s.host, s.port, "/ws"), boost::system::system_error);
+    more.pop_back();
+    bool admitted = false;
+    for (int i = 0; i < 200 && !admitted; ++i) {
+      try {
+        more.push_back(std::make_unique<ws_client>(s.host, s.port, "/ws"));
+        admitted = true;
+      } catch (const boost::system::system_error&) {
+        std::this_thread::sleep_for(10ms);  // the server has not seen the close yet
+      }
+    }
+    EXPECT_TRUE(admitted);
+  }
+  ASSERT_EQ(data_with_rows().k, json_value::kind::object);
 
   // Refused: no token (HTTP), a wrong token (HTTP and WebSocket); the run goes on.
   EXPECT_EQ(http_request(s, http::verb::post, "/stop").result(), http::status::forbidden);

@@ -306,6 +306,7 @@ struct dashboard::impl {
   std::vector<double> row_merge, timing_merge;
   std::vector<std::int64_t> overruns_total;
   std::vector<std::shared_ptr<ws_session>> sessions;
+  std::size_t handshakes = 0;  // WebSocket upgrades accepted, not yet in sessions
   std::shared_ptr<const std::string> final_msg;
 
   std::mutex done_mutex;
@@ -323,7 +324,9 @@ class ws_session : public std::enable_shared_from_this<ws_session> {
     req_ = std::move(req);  // kept until the handshake is done
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     ws_.read_message_max(4096);
+    ++d_.handshakes;
     ws_.async_accept(req_, [self = shared_from_this()](beast::error_code ec) {
+      --self->d_.handshakes;
       if (ec) return;
       self->d_.sessions.push_back(self);
       // A hello to this page only: a hello rebuilds a page, so the pages already open keep
@@ -430,6 +433,14 @@ class http_session : public std::enable_shared_from_this<http_session> {
       if (target != "/ws" || !d_.host_ok(host) ||
           (origin != req_.end() && origin->value() != "http://" + host)) {
         reply(http::status::forbidden, "text/plain", "WebSocket refused: path or origin\n");
+        return;
+      }
+      // Each page costs the server thread a copy of every message: a bounded number of them
+      // keeps a runaway client (or many tabs) from loading the machine the run is on.
+      if (d_.sessions.size() + d_.handshakes >= dashboard::max_viewers) {
+        reply(http::status::service_unavailable, "text/plain",
+              "too many dashboard pages open (" + std::to_string(dashboard::max_viewers) +
+                  "): close one and reload\n");
         return;
       }
       beast::get_lowest_layer(stream_).expires_never();

@@ -7,6 +7,7 @@
 // subsystem thread) hands rows and per-thread timing over through preallocated SPSC frame
 // rings. It never allocates, locks or waits there: when a ring is full it keeps merging
 // min/max into its pending frame, so a slow server merges intervals but loses no spike.
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -45,6 +46,9 @@ struct dashboard_info {
 
 class dashboard {
  public:
+  /// Pages connected at once; one more is answered 503 (docs/dashboard.md).
+  static constexpr std::size_t max_viewers = 16;
+
   /// Binds and listens (nothing is served before start()). Throws cosim::error (io) when
   /// the address cannot be bound, e.g. the port is in use. `stop` (not owned) is the
   /// operator's stop source, the one SIGINT raises.
