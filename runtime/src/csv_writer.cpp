@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "cosim/runtime/errno_text.hpp"
 #include "cosim/runtime/error.hpp"
@@ -20,6 +21,17 @@ namespace {
 
 constexpr std::size_t max_number_chars = 24;
 constexpr std::size_t buffer_bytes = std::size_t{1} << 16;
+// Rows reach the OS at least this often while a run goes on.
+constexpr std::int64_t flush_period_ns = 1'000'000'000;
+
+// A few ms of resolution is plenty for the flush period, and it is read without a system
+// call (vDSO) at every row.
+std::int64_t coarse_now_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
 // committed_ after a crash handler took the rows: the writer stops (no row twice).
 constexpr std::size_t taken = static_cast<std::size_t>(-1);
 
@@ -189,6 +201,7 @@ bool csv_writer::flush_buffer() noexcept {
   if (n == taken || !committed_.compare_exchange_strong(n, 0, std::memory_order_acq_rel))
     return false;  // a crash handler took them: the process is ending
   if (!write_all(fd_, buf_.data(), n)) return false;
+  last_flush_ns_ = coarse_now_ns();
   rows_written_.store(rows_, std::memory_order_relaxed);
   used_ = 0;
   return true;
@@ -271,7 +284,9 @@ void csv_writer::write(std::span<const double> row) noexcept {
     fail();
     return;
   }
-  if (rows_ % flush_every_ == 0 && !flush_buffer()) fail();
+  const std::int64_t now = coarse_now_ns();
+  if ((rows_ % flush_every_ == 0 || now - last_flush_ns_ >= flush_period_ns) && !flush_buffer())
+    fail();
 }
 
 void csv_writer::end() {

@@ -6,11 +6,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -126,6 +129,26 @@ TEST(CsvWriter, AnExitDuringTheRunKeepsEveryCompletedRowAndExitsOne) {
   EXPECT_EQ(WEXITSTATUS(status), 1);  // stopped early, not "completed"
   ASSERT_EQ(lines.size(), 11u);
   EXPECT_EQ(lines[10], "0.9,-13.5");
+  std::filesystem::remove(path);
+}
+
+// A slow run (realtime at 10 rows a second) does not wait for 1000 rows or a full buffer:
+// a row written a second after the last write reaches the file at once, with those before.
+TEST(CsvWriter, RowsReachTheFileAtLeastOnceASecond) {
+  const std::string path = temp_path("cosim_csv_writer_period.csv");
+  {
+    cosim::csv_writer w(path);
+    const std::vector<std::string> cols{"t", "x"};
+    w.begin(cols);
+    const std::vector<double> r1{0.0, 1.5}, r2{0.1, 2.5};
+    w.write(r1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    w.write(r2);
+    std::ifstream in(path);  // before end(): what a reader (tail -f) sees now
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(all, "t,x\n0,1.5\n0.1,2.5\n");
+    w.end();
+  }
   std::filesystem::remove(path);
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // Recorder that writes results as CSV: header row, comma-separated, SI units, numbers in
 // the shortest form that reads back to the same double (so identical runs give
-// byte-identical files). Rows go to the OS every `flush_every` rows (and whenever the
-// buffer fills), so that a kill -9 loses at most that many. A crash of the process while
+// byte-identical files). Rows go to the OS every `flush_every` rows, at least once a second
+// of wall time (a slow realtime run's file grows as it runs: `tail -f` sees it) and whenever
+// the buffer fills, so that a kill -9 loses at most that many. A crash of the process while
 // the file is open (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, e.g. inside an FMU) or an
 // exit() from inside a run (an FMU calling exit) loses none: the rows completed so far are
 // written by the signal / exit handler before the process ends, with a line on stderr.
@@ -58,6 +59,7 @@ class csv_writer final : public row_sink {
   int fd_ = -1;
   std::int64_t flush_every_;
   std::int64_t rows_ = 0;
+  std::int64_t last_flush_ns_ = 0;  // CLOCK_MONOTONIC_COARSE of the last write to the OS
   bool failed_ = false;
   int errno_ = 0;  // first OS error seen
   // Rows formatted but not yet written. buf_[0, committed_) holds whole rows only; whoever
