@@ -143,9 +143,9 @@ int run_main(run_request& req, bool print_system, const std::string& serve_arg, 
                           ")");
   if (dash) dash->finish(rep.outcome);
   const run_outcome& o = rep.outcome;
-  std::printf("%s: %s (%s) after %.6g s simulated in %.3g s wall, %lld macro steps\n",
+  std::printf("%s: %s (%s) after %.6g s simulated in %.3g s wall, %lld macro step%s\n",
               req.scenario.c_str(), to_string(o.status), o.stop_reason.c_str(), o.sim_time_s,
-              o.wall_time_s, static_cast<long long>(o.macro_steps));
+              o.wall_time_s, static_cast<long long>(o.macro_steps), o.macro_steps == 1 ? "" : "s");
   if (!o.message.empty()) std::printf("  %s\n", o.message.c_str());
   std::printf("  energy residual sum|dE| = %.6g J, max |dP| = %.6g W\n", o.energy_residual,
               o.max_residual_power);
