@@ -115,7 +115,7 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
     columns.insert(columns.end(), {"iterations", "defect"});
     out.iteration.enabled = true;
   }
-  detail::run_accounting acc(plan, limits, sink, mon, probes, columns.size());
+  detail::run_accounting acc(plan, limits, sink, mon, probes, columns);
   if (iterate) {
     acc.add_tail(&iterations);
     acc.add_tail(&defect);
@@ -124,9 +124,9 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
 
   time_point t = plan.start;
   initialize_and_exchange(sys, plan);
-  acc.start(t, out);
-
   stop_source run_stop(stop);
+  // A value already non-finite at t0 stops the run before its first step (the loop sees it).
+  (void)acc.start(t, out, run_stop);
   detail::started_subsystems hooks(sys, run_stop);
   bool stopped = false;
   const duration H = plan.macro_step;
@@ -137,6 +137,7 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
     }
     const time_point t1 = t + H;
     bool ok = true;
+    const char* failed = nullptr;  // the first subsystem whose step failed
     bool unconverged = false;
     if (iterate) {
       ok = iterate->step(t, mon);
@@ -151,13 +152,19 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
       if (unconverged) ++st.not_converged;
     } else if (plan.scheme == scheme_kind::jacobi) {
       for (std::size_t i : plan.order) {
-        ok = scheme::advance(sys.at(i), t, H) && ok;
+        if (!scheme::advance(sys.at(i), t, H) && ok) {
+          ok = false;
+          failed = sys.at(i).name().c_str();
+        }
         mon.capture_inputs(i, t1);
       }
       for (std::size_t i : plan.order) scheme::deliver(sys, i, t1);
     } else {
       for (std::size_t i : plan.order) {
-        ok = scheme::advance(sys.at(i), t, H) && ok;
+        if (!scheme::advance(sys.at(i), t, H) && ok) {
+          ok = false;
+          failed = sys.at(i).name().c_str();
+        }
         mon.capture_inputs(i, t1);
         scheme::deliver(sys, i, t1);
       }
@@ -166,7 +173,7 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
     // A model that ended the simulation or failed inside this step ends the run at its start
     // (the last row); its values at t1 are not written.
     if (ok || !ends_at_step_start(run_stop.cause())) t = t1;
-    if (!acc.after_step(n, t, ok, out, run_stop)) {
+    if (!acc.after_step(n, t, ok, out, run_stop, failed)) {
       stopped = true;
       break;
     }
@@ -199,7 +206,13 @@ std::string stop_message(const stop_source& s, time_point t) {
   const char* who = s.who();
   switch (s.cause()) {
     case stop_cause::non_finite:
-      return "non-finite value at t = " + format_double(to_seconds(t)) + " s";
+      if (who != nullptr && s.code() == detail::non_finite_subsystem)
+        return std::string("subsystem '") + who +
+               "' diverged: its step failed or gave a non-finite output, in the macro step "
+               "ending at t = " +
+               format_double(to_seconds(t)) + " s";
+      return std::string("non-finite value") + (who != nullptr ? std::string(" of ") + who : "") +
+             " at t = " + format_double(to_seconds(t)) + " s";
     case stop_cause::operator_signal: {
       const char* sig = s.code() > 0 ? sigabbrev_np(s.code()) : nullptr;
       return std::string("stop requested by the operator") +

@@ -9,41 +9,56 @@
 #include <vector>
 
 #include "cosim/runtime/executor.hpp"
+#include "cosim/runtime/stop_source.hpp"
 
 namespace cosim::detail {
 
+/// stop_source code of a non_finite stop whose `who` names a subsystem (else a column).
+constexpr int non_finite_subsystem = 1;
+
 class run_accounting {
  public:
-  /// probe_values[i] points at the value of probe i (live or mirrored).
+  /// probe_values[i] points at the value of probe i (live or mirrored); `columns` (the
+  /// results' header, kept by the caller for the run) names a non-finite value.
   run_accounting(const run_plan& plan, const safety_limits& limits, row_sink& sink,
                  const energy_monitor& mon, std::vector<const double*> probe_values,
-                 std::size_t columns)
+                 const std::vector<std::string>& columns)
       : plan_(plan),
         limits_(limits),
         sink_(sink),
         mon_(mon),
         probes_(std::move(probe_values)),
-        row_(columns, 0.0),
-        last_good_(columns, 0.0) {}
+        columns_(columns),
+        row_(columns.size(), 0.0),
+        last_good_(columns.size(), 0.0) {}
 
   /// Columns after the energy-residual ones (iteration count and defect), read like probes.
   void add_tail(const double* value) { tail_.push_back(value); }
 
-  /// Row of the start-up state at t0.
-  void start(time_point t0, run_outcome& out) noexcept {
-    if (fill(t0)) {
-      sink_.write(row_);
-      ++out.rows;
+  /// Row of the start-up state at t0. False (non_finite raised in `stop`, naming the column)
+  /// when a value is not finite already there: the run must not step.
+  bool start(time_point t0, run_outcome& out, stop_source& stop) noexcept {
+    if (!fill(t0)) {
+      raise_non_finite(stop);
+      return false;
     }
+    sink_.write(row_);
+    ++out.rows;
+    return true;
   }
 
   /// After macro step n (ending at t). Returns false when the run must stop; the cause is
-  /// then raised in `stop`.
-  bool after_step(std::int64_t n, time_point t, bool ok, run_outcome& out,
-                  stop_source& stop) noexcept {
+  /// then raised in `stop`. `failed`: the name of the first subsystem whose step failed or
+  /// gave a non-finite output (when !ok and known).
+  bool after_step(std::int64_t n, time_point t, bool ok, run_outcome& out, stop_source& stop,
+                  const char* failed = nullptr) noexcept {
     ++out.macro_steps;
-    if (!ok || !fill(t)) {
-      stop.raise(stop_cause::non_finite);
+    if (!ok) {
+      stop.raise(stop_cause::non_finite, failed != nullptr ? non_finite_subsystem : 0, failed);
+      return false;
+    }
+    if (!fill(t)) {
+      raise_non_finite(stop);
       return false;
     }
     const bool tripped_energy = mon_.sum_abs_energy() > limits_.energy_residual;
@@ -90,9 +105,16 @@ class run_accounting {
     row_[i++] = mon_.residual_energy();
     row_[i++] = mon_.sum_abs_energy();
     for (const double* p : tail_) row_[i++] = *p;
-    for (double v : row_)
-      if (!std::isfinite(v)) return false;
+    for (std::size_t c = 0; c < row_.size(); ++c)
+      if (!std::isfinite(row_[c])) {
+        bad_column_ = c;
+        return false;
+      }
     return true;
+  }
+  void raise_non_finite(stop_source& stop) const noexcept {
+    stop.raise(stop_cause::non_finite, 0,
+               bad_column_ < columns_.size() ? columns_[bad_column_].c_str() : nullptr);
   }
 
   const run_plan& plan_;
@@ -101,6 +123,8 @@ class run_accounting {
   const energy_monitor& mon_;
   std::vector<const double*> probes_;
   std::vector<const double*> tail_;
+  const std::vector<std::string>& columns_;
+  std::size_t bad_column_ = 0;  // the first non-finite value of the last fill()
   std::vector<double> row_;
   std::vector<double> last_good_;
   bool pending_ = false;

@@ -294,7 +294,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
   probe_ptrs.reserve(mirror_probe.size());
   for (double& v : mirror_probe) probe_ptrs.push_back(&v);
   const auto columns = result_columns(sys);
-  detail::run_accounting acc(plan, limits, sink, mon, probe_ptrs, columns.size());
+  detail::run_accounting acc(plan, limits, sink, mon, probe_ptrs, columns);
 
   // Position of each subsystem in the scheme order (Gauss-Seidel dependencies).
   std::vector<std::size_t> rank(n_sub, 0);
@@ -345,10 +345,11 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
     for (std::size_t o = 0; o < sys.at(i).output_count(); ++o)
       mirror_out[i][o] = sys.at(i).output(o);
   for (std::size_t p = 0; p < sys.probes().size(); ++p) mirror_probe[p] = *sys.probes()[p].value;
-  acc.start(plan.start, out);
-
   stop_source run_stop(stop);
+  // A value already non-finite at t0: no thread steps, nothing more is recorded.
+  const bool start_ok = acc.start(plan.start, out, run_stop);
   shared_state shared(run_stop);
+  if (!start_ok) shared.request_stop(stop_cause::none);
   // Stopped after the threads are joined (declared before them), fail-safe on exceptions.
   detail::started_subsystems hooks(sys, run_stop);
   const std::int64_t H_ns = plan.macro_step.count();
@@ -614,10 +615,11 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
   // run at the recorder's step.
   // Recording thread: one record per subsystem per step, then the shared accounting.
   time_point t = plan.start;
-  bool running = true;
+  bool running = start_ok;
   bool stopped = false;  // ended early: run_stop holds the cause
   for (std::int64_t n = 0; n < steps && running; ++n) {
     bool ok = true;
+    const char* failed = nullptr;  // the first subsystem whose step failed
     for (auto& w : workers) {
       const step_record* front = nullptr;
       backoff wait;
@@ -640,7 +642,10 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
       for (std::size_t slot : w->probe_slots) mirror_probe[slot] = vals[v++];
       mon.store_captures(w->index, vals + v);
       w->records->pop();  // only now may the producer reuse the value slot
-      ok = ok && rec.ok != 0;
+      if (rec.ok == 0 && ok) {
+        ok = false;
+        failed = sys.at(w->index).name().c_str();
+      }
       if (timing != nullptr)
         std::fprintf(timing, "%lld,%s,%s,%.3f,%.3f,%u,%u\n", static_cast<long long>(n),
                      format_double(to_seconds(t + plan.macro_step)).c_str(),
@@ -660,7 +665,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
     // As offline: a model that ended the simulation or failed in this step ends the run at its
     // start.
     if (ok || !ends_at_step_start(run_stop.cause())) t += plan.macro_step;
-    if (!acc.after_step(n, t, ok, out, run_stop)) {
+    if (!acc.after_step(n, t, ok, out, run_stop, failed)) {
       stopped = true;
       break;
     }

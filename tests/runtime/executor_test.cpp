@@ -17,6 +17,7 @@
 
 #include "cosim/runtime/error.hpp"
 #include "cosim/runtime/system.hpp"
+#include "cosim/runtime/threaded_executor.hpp"
 
 namespace {
 
@@ -360,6 +361,60 @@ TEST(Executor, FailedStepStopsAsDiverged) {
 
 TEST(Executor, NonFiniteRecordedVariableStopsAsDiverged) {
   run_divergence_case({failure::nan_variable, 7, 1, {0, 1, 2, 3, 4, 5, 6}});
+}
+
+// The message says where: the recorded column of a non-finite value, or the subsystem whose
+// step failed or gave a non-finite output (an unrecorded one: bad.y is not a column).
+TEST(Executor, NonFiniteStopNamesTheColumnOrTheSubsystem) {
+  for (const bool threaded : {false, true})
+    for (const failure how : {failure::nan_output, failure::step_false, failure::nan_variable}) {
+      SCOPED_TRACE(std::string(threaded ? "threaded " : "offline ") +
+                   std::to_string(static_cast<int>(how)));
+      cosim::system sys;
+      add(sys, std::make_unique<clock_sub>("clock"), H);
+      add(sys, std::make_unique<faulty_sub>("bad", how, 7), H);
+      sys.add_probe("x", "clock.y");
+      sys.add_probe("z", "bad.z");
+      memory_sink sink;
+      cosim::threaded_options opt;
+      opt.lock_memory = false;
+      const run_plan plan = make_plan(20, {0, 1});
+      const run_outcome out = threaded ? cosim::run_threaded(sys, plan, {}, sink, opt)
+                                       : cosim::run_offline(sys, plan, {}, sink);
+      EXPECT_EQ(out.stop_reason, "non_finite");
+      const std::string expected = how == failure::nan_variable
+                                       ? "non-finite value of z at t = 0.007 s"
+                                       : "subsystem 'bad' diverged";
+      EXPECT_NE(out.message.find(expected), std::string::npos) << out.message;
+    }
+}
+
+// A value already non-finite at t0 (an FMU given an out-of-range start): the run stops
+// there, before any step, with no row (none is finite) and the column named; before, the
+// first step ran and the stop was reported one macro step late.
+TEST(Executor, NonFiniteAtTheStartStopsBeforeTheFirstStep) {
+  for (const bool threaded : {false, true}) {
+    SCOPED_TRACE(threaded ? "threaded" : "offline");
+    cosim::system sys;
+    add(sys, std::make_unique<clock_sub>("clock"), H);
+    add(sys, std::make_unique<faulty_sub>("bad", failure::nan_variable, 0), H);
+    sys.add_probe("x", "clock.y");
+    sys.add_probe("z", "bad.z");
+    memory_sink sink;
+    cosim::threaded_options opt;
+    opt.lock_memory = false;
+    const run_plan plan = make_plan(20, {0, 1});
+    const run_outcome out = threaded ? cosim::run_threaded(sys, plan, {}, sink, opt)
+                                     : cosim::run_offline(sys, plan, {}, sink);
+    EXPECT_EQ(out.status, run_status::diverged);
+    EXPECT_EQ(out.stop_reason, "non_finite");
+    EXPECT_EQ(out.message, "non-finite value of z at t = 0 s");
+    EXPECT_EQ(out.macro_steps, 0);
+    EXPECT_EQ(out.rows, 0);
+    EXPECT_EQ(out.stop_time_s, 0.0);
+    EXPECT_TRUE(sink.rows.empty());
+    EXPECT_EQ(sink.ends, 1);
+  }
 }
 
 TEST(Executor, DivergenceWithThinningWritesTheLastFiniteState) {
