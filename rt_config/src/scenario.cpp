@@ -220,6 +220,11 @@ scenario read(config_reader& r) {
     sc.run.macro_step = model->default_macro_step(sc);
   } else if (!r.has("run.macro_step") && fmu != nullptr && fmu->default_macro_step) {
     sc.run.macro_step = *fmu->default_macro_step;
+  } else if (!r.has("run.macro_step") && fmu != nullptr) {
+    throw error(errc::config_key,
+                r.file() +
+                    ": missing key 'run.macro_step' (number): the FMU's DefaultExperiment gives "
+                    "no stepSize; give [run] macro_step = SECONDS (or --set run.macro_step=...)");
   } else {
     sc.run.macro_step = r.get_double("run.macro_step");
   }

@@ -119,7 +119,7 @@ std::string ports_list(const subsystem& s, bool inputs) {
   const std::size_t n = inputs ? s.input_count() : s.output_count();
   for (std::size_t i = 0; i < n; ++i) {
     const port_desc& p = inputs ? s.input(i).desc() : s.output_desc(i);
-    list += (list.empty() ? "" : ", ") + p.name + " [" + p.unit + "]";
+    list += (list.empty() ? "" : ", ") + p.name + (p.unit.empty() ? "" : " [" + p.unit + "]");
   }
   return list.empty() ? "none" : list;
 }
@@ -139,10 +139,15 @@ port_ref find_port(const system& sys, const origin& o, const std::string& key,
   if (!found) fail(o, key, "\"" + ref + "\": unknown subsystem '" + sub + "'");
   const subsystem& s = sys.at(p.sub);
   p.port = input ? s.find_input(port) : s.find_output(port);
-  if (p.port == subsystem::npos)
+  if (p.port == subsystem::npos) {
+    const std::string why = s.not_exchanged(port);
     fail(o, key,
          "\"" + ref + "\": subsystem '" + sub + "' has no " + (input ? "input" : "output") + " '" +
-             port + "' (" + (input ? "inputs" : "outputs") + ": " + ports_list(s, input) + ")");
+             port + "'" +
+             (why.empty() ? " (" + std::string(input ? "inputs" : "outputs") + ": " +
+                                ports_list(s, input) + ")"
+                          : ": " + why));
+  }
   return p;
 }
 

@@ -144,6 +144,7 @@ param_set resolve_parameters(const subsystem_type& t, const param_set& given,
       throw error(errc::config_value,
                   where + ": " + k + ": " + why + " (see `cosim types " + t.name + "`)");
     };
+    if (it != given.end() && !d.not_settable.empty()) bad(d.not_settable);
     // Integers are numbers too (TOML `m = 1`).
     if (d.kind == param_kind::real && std::holds_alternative<std::int64_t>(v))
       v = static_cast<double>(std::get<std::int64_t>(v));

@@ -26,7 +26,7 @@ std::string one_line(std::string s) {
   return s;
 }
 
-param_decl declare(const fmi::variable& v, int major) {
+param_decl declare(const fmi::variable& v, int major, const std::string& path) {
   param_decl d;
   d.name = v.name;
   d.unit = v.unit;
@@ -38,6 +38,9 @@ param_decl declare(const fmi::variable& v, int major) {
     d.def = v.start_text.value_or("");
     d.doc = type + (v.is_array ? " array" : "") + ", cannot be set here" +
             (d.doc.empty() ? "" : "; " + d.doc);
+    d.not_settable = path + ": parameter \"" + v.name + "\" has type " + type +
+                     (v.is_array ? " array (<Dimension>)" : "") +
+                     ", which cannot be set (supported: single numbers, Boolean, Enumeration)";
     return d;
   }
   switch (v.type) {
@@ -79,7 +82,7 @@ std::unique_ptr<subsystem_type> make_type(const std::shared_ptr<const fmi::fmu_f
     // Structural parameters need configuration mode, which this importer does not use.
     if (v.causal != fmi::causality::parameter) continue;
     if (v.variab == fmi::variability::constant) continue;
-    t->parameters.push_back(declare(v, md.fmi_major));
+    t->parameters.push_back(declare(v, md.fmi_major, file->path));
     param_vars.push_back(k);
   }
   t->integrators = {"fmu"};

@@ -96,8 +96,11 @@ void system::add_probe(const std::string& column, const std::string& ref) {
     }
   if (p.value == nullptr) {
     const std::size_t o = s.find_output(r.port);
-    COSIM_INPUT_CHECK(o != subsystem::npos, errc::model,
-                      "subsystem '" + r.subsystem + "' has no variable or output '" + r.port + "'");
+    if (o == subsystem::npos) {
+      const std::string why = s.not_exchanged(r.port);
+      throw error(errc::model, "subsystem '" + r.subsystem + "' has no variable or output '" +
+                                   r.port + "'" + (why.empty() ? "" : ": " + why));
+    }
     p.value = &s.outputs()[o];
     p.unit = s.output_desc(o).unit;
   }

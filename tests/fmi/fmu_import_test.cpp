@@ -362,7 +362,7 @@ TEST(FmuLoad, PortsUnitsFeedthroughAndUnknownPorts) {
                           "/feedthrough_fmi3.fmu\"\n";
   std::string e =
       error_of_system(dir, sys + "[[connections]]\nfrom = \"ode.nope\"\nto = \"ft.u\"\n", true);
-  EXPECT_NE(e.find("\"ode.nope\": subsystem 'ode' has no output 'nope' (outputs: x [])"),
+  EXPECT_NE(e.find("\"ode.nope\": subsystem 'ode' has no output 'nope' (outputs: x)"),
             std::string::npos)
       << e;
   e = error_of_system(dir, sys + "[output]\nrecord = [\"ft.nope\"]\n", true);
@@ -430,6 +430,83 @@ TEST(FmuRunSummary, ThreadedRunSaysTheFmusTimingIsNotGuaranteed) {
   const std::string list = json.substr(at, json.find(']', at) - at);
   EXPECT_NE(list.find("\"ode\""), std::string::npos) << list;
 }
+// The test FMU feedthrough_fmi3 with `extra` declared beside its own variables (the binary
+// never sees them: the importer does not exchange them).
+std::string feedthrough_with(const temp_dir& dir, const std::string& name,
+                             const std::string& extra) {
+  const std::string root = fmus + "/feedthrough_fmi3";
+  std::string md = slurp(root + "/modelDescription.xml");
+  const std::size_t at = md.find("  </ModelVariables>");
+  md.insert(at, extra);
+  const std::string path = dir / name;
+  write_zip(path, {{"modelDescription.xml", md},
+                   {"binaries/x86_64-linux/feedthrough_fmi3.so",
+                    slurp(root + "/binaries/x86_64-linux/feedthrough_fmi3.so")}});
+  return path;
+}
+
+// Arrays (<Dimension>) are not exchanged: the run goes on without them, and a file that
+// uses one is told why, not that the variable does not exist.
+TEST(FmuSystemFile, ArrayVariablesAreNamedAsArraysWhereUsed) {
+  temp_dir dir;
+  const std::string fmu = feedthrough_with(
+      dir, "arr.fmu",
+      "    <Float64 name=\"A\" valueReference=\"10\" causality=\"parameter\" "
+      "variability=\"fixed\" start=\"1 0 0 1\"><Dimension start=\"4\"/></Float64>\n"
+      "    <Float64 name=\"v\" valueReference=\"11\" causality=\"input\" start=\"0 0\">"
+      "<Dimension start=\"2\"/></Float64>\n");
+  const std::string head =
+      "[run]\nduration = 0.1\nmacro_step = 0.01\n[subsystems.m]\nfmu = \"" + fmu + "\"\n";
+  const std::string why = "the FMU declares A as Float64 array (<Dimension>)";
+  std::string e = error_of_system(dir, head + "[output]\nrecord = [\"m.A\"]\n", true);
+  EXPECT_NE(e.find("has no variable or output 'A': " + why), std::string::npos) << e;
+  e = error_of_system(dir, head + "parameters = { A = [2.0, 0.0, 0.0, 2.0] }\n", true);
+  EXPECT_NE(e.find("subsystems.m.parameters.A: " + fmu +
+                   ": parameter \"A\" has type Float64 array (<Dimension>), which cannot be set"),
+            std::string::npos)
+      << e;
+  e = error_of_system(dir, head + "[[sources]]\nto = \"m.v\"\nsignal = \"constant:1\"\n", true);
+  EXPECT_NE(e.find("has no input 'v': the FMU declares v as Float64 array"), std::string::npos)
+      << e;
+  // Unused, they are no obstacle.
+  EXPECT_EQ(error_of_system(dir, head + "[output]\nrecord = [\"m.y\"]\n", true), "");
+}
+
+// FMI 3 clocks would never tick here: such an FMU is refused before the run, naming them
+// (it ran "completed" with its clocked partitions never activated).
+TEST(FmuSystemFile, FmuWithClocksIsRefusedNamingThem) {
+  temp_dir dir;
+  const std::string fmu =
+      feedthrough_with(dir, "clocks.fmu",
+                       "    <Clock name=\"inClock\" valueReference=\"20\" causality=\"input\" "
+                       "intervalVariability=\"triggered\"/>\n");
+  const std::string e = error_of_system(
+      dir, "[run]\nduration = 0.1\nmacro_step = 0.01\n[subsystems.m]\nfmu = \"" + fmu + "\"\n",
+      true);
+  EXPECT_NE(e.find(fmu + " (subsystem m): it declares FMI 3 clocks (inClock)"), std::string::npos)
+      << e;
+}
+
+// A single FMU without DefaultExperiment stepSize: the message says that is why the key is
+// needed.
+TEST(FmuSystemFile, MissingMacroStepSaysTheFmuGivesNone) {
+  temp_dir dir;
+  std::string md = slurp(fmus + "/feedthrough_fmi3/modelDescription.xml");
+  const std::size_t a = md.find("<DefaultExperiment");
+  ASSERT_NE(a, std::string::npos);
+  md.erase(a, md.find("/>", a) + 2 - a);
+  md.insert(a, "<DefaultExperiment startTime=\"0\" stopTime=\"1\"/>");
+  const std::string so = "binaries/x86_64-linux/feedthrough_fmi3.so";
+  write_zip(dir / "nostep.fmu",
+            {{"modelDescription.xml", md}, {so, slurp(fmus + "/feedthrough_fmi3/" + so)}});
+  const std::string e =
+      error_of_system(dir, "[subsystems.m]\nfmu = \"" + (dir / "nostep.fmu") + "\"\n");
+  EXPECT_NE(e.find("missing key 'run.macro_step' (number): the FMU's DefaultExperiment gives no "
+                   "stepSize"),
+            std::string::npos)
+      << e;
+}
+
 #endif
 
 }  // namespace

@@ -122,6 +122,26 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
   const model_description& md = fmu_->file().md;
   major_ = md.fmi_major;
   event_mode_used_ = major_ >= 3 && md.cosim->has_event_mode;
+  {
+    // Ignoring them would run the model with its clocked partitions never activated.
+    std::string clocks, unexchanged;
+    std::size_t n_unexchanged = 0;
+    for (const variable& v : md.variables) {
+      if (v.type == var_type::clock) clocks += (clocks.empty() ? "" : ", ") + v.name;
+      if ((v.is_array || !is_supported(v.type)) && v.type != var_type::clock &&
+          (v.causal == causality::input || v.causal == causality::output) && ++n_unexchanged <= 8)
+        unexchanged += (unexchanged.empty() ? "" : ", ") + v.name;
+    }
+    if (!clocks.empty())
+      throw_error("it declares FMI 3 clocks (" + clocks +
+                  "), which this runtime neither activates nor reads: their clocked partitions "
+                  "would never run");
+    if (n_unexchanged > 0)
+      spdlog::warn(
+          "{} (subsystem {}): {} input(s)/output(s) are strings, binaries or arrays, "
+          "which cosim does not exchange: {}{}",
+          where_, this->name(), n_unexchanged, unexchanged, n_unexchanged > 8 ? ", ..." : "");
+  }
   // An early return is continued to the end of the step, so it is only worth allowing when
   // events are handled in event mode.
   early_return_allowed_ = event_mode_used_ && md.cosim->might_return_early_from_do_step;
@@ -363,6 +383,17 @@ void fmu_subsystem::end_instance() noexcept {
   instance_ = nullptr;
   if (counted_instance_) fmu_->instances().fetch_sub(1);
   counted_instance_ = false;
+}
+
+std::string fmu_subsystem::not_exchanged(const std::string& variable_name) const {
+  const model_description& md = fmu_->file().md;
+  const std::size_t k = md.find(variable_name);
+  if (k == model_description::npos) return {};
+  const variable& v = md.variables[k];
+  if (!v.is_array && is_supported(v.type)) return {};
+  return std::string("the FMU declares ") + variable_name + " as " +
+         type_name(v.type, md.fmi_major) + (v.is_array ? " array (<Dimension>)" : "") +
+         ", which cosim does not exchange (supported: single numbers, Boolean, Enumeration)";
 }
 
 void fmu_subsystem::throw_error(const std::string& what) {

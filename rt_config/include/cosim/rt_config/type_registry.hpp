@@ -34,6 +34,9 @@ struct param_decl {
   /// Written by an initialisation step (start values); a file may set it only when no
   /// initialisation step of the system writes it.
   bool start_value = false;
+  /// Non-empty: the parameter is declared (listed by `cosim types`) but cannot be set, for
+  /// this reason (an FMU's string or array parameter); a file that sets it is refused so.
+  std::string not_settable;
 };
 
 struct subsystem_type {

@@ -142,6 +142,11 @@ class subsystem {
   [[nodiscard]] virtual std::string state_refusal() const {
     return "it cannot save and restore its state";
   }
+  /// Why a variable of this name exists but is no port or recordable variable (an FMU's
+  /// string, binary or array); "" if there is none such. Appended to "has no ..." errors.
+  [[nodiscard]] virtual std::string not_exchanged(const std::string& /*variable_name*/) const {
+    return {};
+  }
   void prepare_state() {
     saved_outputs_.assign(output_values_.size(), 0.0);
     multirate_.prepare(saved_multirate_);

@@ -118,6 +118,7 @@ class fmu_subsystem final : public subsystem {
   /// Why this FMU cannot roll back: canGetAndSetFMUstate not declared, or its binary lacks
   /// the state functions.
   [[nodiscard]] std::string state_refusal() const override;
+  [[nodiscard]] std::string not_exchanged(const std::string& variable_name) const override;
 
   [[nodiscard]] const model_description& description() const noexcept { return fmu_->file().md; }
   /// Why the last step failed, and a message naming the FMU, the call and the time.
