@@ -161,17 +161,20 @@ std::vector<std::string> read_system_subsystems(config_reader& r, scenario& sc) 
     if (t == nullptr)
       r.fail(key + ".type",
              "unknown subsystem type (known: " + known_types() + "; `cosim types` describes them)");
+    std::map<std::string, std::string> param_where;  // each value's line, or --set
     if (const toml::node* p = r.table().at_path(key + ".parameters").node()) {
       if (!p->is_table()) r.fail(key + ".parameters", "must be a table of parameters");
       for (const auto& [k, v] : *p->as_table()) {
         const std::string pk = key + ".parameters." + std::string(k.str());
         d.parameters[std::string(k.str())] = to_param(r, pk, v);
+        param_where[std::string(k.str())] = r.where(pk);
         r.ignore(pk);
       }
       r.ignore(key + ".parameters");
     }
     // Checked here, with the line, as well as when built.
-    (void)resolve_parameters(*t, d.parameters, r.where(key + ".parameters"), key + ".parameters");
+    (void)resolve_parameters(*t, d.parameters, r.where(key + ".parameters"), key + ".parameters",
+                             &param_where);
     only_keys(
         r, key,
         {"type", "fmu", "step", "integrator", "smoothing", "non_matching", "host", "parameters"});

@@ -116,7 +116,8 @@ const init_type* find_init_type(const std::string& name) {
 }
 
 param_set resolve_parameters(const subsystem_type& t, const param_set& given,
-                             const std::string& where, const std::string& key) {
+                             const std::string& where, const std::string& key,
+                             const std::map<std::string, std::string>* where_of) {
   for (const auto& [name, v] : given) {
     bool known = false;
     for (const auto& d : t.parameters) known = known || d.name == name;
@@ -141,8 +142,11 @@ param_set resolve_parameters(const subsystem_type& t, const param_set& given,
       continue;
     }
     auto bad = [&](const std::string& why) {
+      std::string at = where;
+      if (where_of != nullptr)
+        if (const auto own = where_of->find(d.name); own != where_of->end()) at = own->second;
       throw error(errc::config_value,
-                  where + ": " + k + ": " + why + " (see `cosim types " + t.name + "`)");
+                  at + ": " + k + ": " + why + " (see `cosim types " + t.name + "`)");
     };
     if (it != given.end() && !d.not_settable.empty()) bad(d.not_settable);
     // Integers are numbers too (TOML `m = 1`).

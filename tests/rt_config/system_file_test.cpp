@@ -225,7 +225,8 @@ TEST(SystemFile, ParameterOutOfRange) {
   // 000 Eq. (10): a zero mass makes the mass matrix singular.
   const std::string t = replace(base, "m = 1.0\nk = 1000.0", "m = 0.0\nk = 1000.0");
   const std::string msg = error_of(dir, t);
-  expect_names(msg, line_of(t, "[subsystems.mass2.parameters]"), "subsystems.mass2.parameters.m",
+  // The value's own line, not its table's.
+  expect_names(msg, line_of(t, "m = 0.0\nk = 1000.0"), "subsystems.mass2.parameters.m",
                "out of range");
   EXPECT_NE(msg.find("> 0"), std::string::npos) << "the allowed range is named: " << msg;
 }
@@ -336,6 +337,25 @@ TEST(SystemFile, ASubsystemKeyOutsideItsTableSaysWhereItBelongs) {
     EXPECT_NE(m.find("unknown key 'mass1.step'"), std::string::npos) << m;
     EXPECT_NE(m.find("subsystems.mass1.step"), std::string::npos) << m;
   }
+}
+
+// A bad parameter value is placed where it came from: its own line in the file, or the
+// --set that gave it (the message named the file's line of the value it replaced).
+TEST(SystemFile, BadParameterNamesItsLineOrTheSetThatGaveIt) {
+  temp_dir dir;
+  const std::string path = dir / "sys.toml";
+  std::ofstream(path) << base;
+  try {
+    (void)config::load_scenario(path, {"subsystems.mass2.parameters.k=-1.0"});
+    ADD_FAILURE() << "no error";
+  } catch (const cosim::error& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind("--set subsystems.mass2.parameters.k: ", 0), 0U) << m;
+    EXPECT_NE(m.find("value -1 is out of range"), std::string::npos) << m;
+  }
+  const std::string text = replace(base, "k = 1000.0", "k = -1.0");
+  expect_names(error_of(dir, text), line_of(text, "k = -1.0"), "subsystems.mass2.parameters.k",
+               "value -1 is out of range");
 }
 
 TEST(SystemFile, CommandLineExitsTwoAndWritesNothing) {

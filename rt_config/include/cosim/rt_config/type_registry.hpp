@@ -87,9 +87,11 @@ const std::vector<init_type>& init_types();
 const init_type* find_init_type(const std::string& name);
 
 /// Checks `given` against t's declarations and fills defaults. Throws cosim::error naming
-/// `where`, the key "<key>.parameters.<name>", the value and the allowed range.
+/// `where` (or, for a parameter in `where_of`, its own place: its line, or "--set KEY"), the
+/// key "<key>.parameters.<name>", the value and the allowed range.
 param_set resolve_parameters(const subsystem_type& t, const param_set& given,
-                             const std::string& where, const std::string& key);
+                             const std::string& where, const std::string& key,
+                             const std::map<std::string, std::string>* where_of = nullptr);
 
 // Registration, one function per family, in that family's source file.
 std::vector<subsystem_type> crane_subsystem_types();       // types_crane.cpp
