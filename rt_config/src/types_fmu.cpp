@@ -32,7 +32,7 @@ param_decl declare(const fmi::variable& v, int major, const std::string& path) {
   d.unit = v.unit;
   d.doc = one_line(v.description);
   const std::string type = fmi::type_name(v.type, major);
-  if (v.is_array || !fmi::is_supported(v.type)) {
+  if (!fmi::is_exchanged(v)) {
     // Declared so that a file setting it gets a clear refusal, not "no parameter".
     d.kind = param_kind::text;
     d.def = v.start_text.value_or("");
@@ -95,7 +95,7 @@ std::unique_ptr<subsystem_type> make_type(const std::shared_ptr<const fmi::fmu_f
   t->unfed_inputs_keep_start = true;
   // Manoeuvres and test inputs on an FMU input move it around its start value.
   for (const fmi::variable& v : md.variables)
-    if (v.causal == fmi::causality::input && v.start && !v.is_array && fmi::is_supported(v.type))
+    if (v.causal == fmi::causality::input && v.start && fmi::is_exchanged(v))
       t->input_starts[v.name] = *v.start;
   if (md.experiment.stop_time)
     t->default_duration = *md.experiment.stop_time - md.experiment.start_time.value_or(0.0);
@@ -107,14 +107,8 @@ std::unique_ptr<subsystem_type> make_type(const std::shared_ptr<const fmi::fmu_f
     for (std::size_t k : param_vars) {
       const fmi::variable& v = d.variables[k];
       const param_value& pv = p.at(v.name);
-      if (v.is_array || !fmi::is_supported(v.type)) {
-        if (pv != param_value(v.start_text.value_or("")))
-          throw error(errc::config_value,
-                      file->path + ": parameter \"" + v.name + "\" has type " +
-                          fmi::type_name(v.type, d.fmi_major) + (v.is_array ? " (array)" : "") +
-                          ", which cannot be set (supported: numbers, Boolean, Enumeration)");
-        continue;
-      }
+      // Never set: resolve_parameters refuses a value for it (param_decl::not_settable).
+      if (!fmi::is_exchanged(v)) continue;
       double x = 0.0;
       if (const double* r = std::get_if<double>(&pv)) {
         if (std::isnan(*r) && !v.start) continue;  // not set, no start: the FMU keeps its own

@@ -150,23 +150,23 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
       if (ok) st.max_defect = std::max(st.max_defect, defect);
       unconverged = ok && !iterate->converged();
       if (unconverged) ++st.not_converged;
-    } else if (plan.scheme == scheme_kind::jacobi) {
-      for (std::size_t i : plan.order) {
-        if (!scheme::advance(sys.at(i), t, H) && ok) {
-          ok = false;
-          failed = sys.at(i).name().c_str();
-        }
-        mon.capture_inputs(i, t1);
-      }
-      for (std::size_t i : plan.order) scheme::deliver(sys, i, t1);
     } else {
-      for (std::size_t i : plan.order) {
+      // Every subsystem steps even after one failed; the first failure is named.
+      const auto advance = [&](std::size_t i) {
         if (!scheme::advance(sys.at(i), t, H) && ok) {
           ok = false;
           failed = sys.at(i).name().c_str();
         }
         mon.capture_inputs(i, t1);
-        scheme::deliver(sys, i, t1);
+      };
+      if (plan.scheme == scheme_kind::jacobi) {
+        for (std::size_t i : plan.order) advance(i);
+        for (std::size_t i : plan.order) scheme::deliver(sys, i, t1);
+      } else {
+        for (std::size_t i : plan.order) {
+          advance(i);
+          scheme::deliver(sys, i, t1);
+        }
       }
     }
     mon.close_step(H);

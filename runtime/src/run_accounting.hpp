@@ -113,8 +113,7 @@ class run_accounting {
     return true;
   }
   void raise_non_finite(stop_source& stop) const noexcept {
-    stop.raise(stop_cause::non_finite, 0,
-               bad_column_ < columns_.size() ? columns_[bad_column_].c_str() : nullptr);
+    stop.raise(stop_cause::non_finite, 0, columns_[bad_column_].c_str());
   }
 
   const run_plan& plan_;

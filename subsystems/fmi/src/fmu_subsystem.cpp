@@ -128,7 +128,7 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
     std::size_t n_unexchanged = 0;
     for (const variable& v : md.variables) {
       if (v.type == var_type::clock) clocks += (clocks.empty() ? "" : ", ") + v.name;
-      if ((v.is_array || !is_supported(v.type)) && v.type != var_type::clock &&
+      if (!is_exchanged(v) && v.type != var_type::clock &&
           (v.causal == causality::input || v.causal == causality::output) && ++n_unexchanged <= 8)
         unexchanged += (unexchanged.empty() ? "" : ", ") + v.name;
     }
@@ -169,14 +169,13 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
   // Ports and recorded variables.
   std::size_t recorded = 0;
   for (const auto& v : md.variables)
-    if (!v.is_array && is_supported(v.type) &&
-        (v.causal == causality::output || v.causal == causality::local))
+    if (is_exchanged(v) && (v.causal == causality::output || v.causal == causality::local))
       ++recorded;
   values_.assign(recorded, std::numeric_limits<double>::quiet_NaN());
   std::size_t slot = 0;
   for (std::size_t k = 0; k < md.variables.size(); ++k) {
     const variable& v = md.variables[k];
-    if (v.is_array || !is_supported(v.type)) continue;
+    if (!is_exchanged(v)) continue;
     if (v.causal == causality::input) {
       add_input(port_desc{v.name, v.unit, port_role::signal, false});
       input_var_.push_back(k);
@@ -254,7 +253,7 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
       if (p.variable >= md.variables.size())
         throw_error("internal: parameter index " + std::to_string(p.variable) + " out of range");
       const variable& v = md.variables[p.variable];
-      if (v.is_array || !is_supported(v.type))
+      if (!is_exchanged(v))
         throw_error("parameter \"" + v.name + "\" has type " + type_name(v.type, major_) +
                     (v.is_array ? " (array)" : "") +
                     ", which cannot be set (supported: numbers, Boolean, Enumeration)");
@@ -390,7 +389,7 @@ std::string fmu_subsystem::not_exchanged(const std::string& variable_name) const
   const std::size_t k = md.find(variable_name);
   if (k == model_description::npos) return {};
   const variable& v = md.variables[k];
-  if (!v.is_array && is_supported(v.type)) return {};
+  if (is_exchanged(v)) return {};
   return std::string("the FMU declares ") + variable_name + " as " +
          type_name(v.type, md.fmi_major) + (v.is_array ? " array (<Dimension>)" : "") +
          ", which cosim does not exchange (supported: single numbers, Boolean, Enumeration)";

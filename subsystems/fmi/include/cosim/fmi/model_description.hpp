@@ -72,6 +72,12 @@ struct variable {
   bool is_array = false;
 };
 
+/// A port, recorded variable or settable parameter of the importer: a single value of a
+/// supported type (no array, string, binary or clock).
+[[nodiscard]] inline bool is_exchanged(const variable& v) noexcept {
+  return !v.is_array && is_supported(v.type);
+}
+
 struct cosimulation {
   std::string model_identifier;
   bool can_handle_variable_communication_step_size = false;
