@@ -363,6 +363,20 @@ TEST(Executor, NonFiniteRecordedVariableStopsAsDiverged) {
   run_divergence_case({failure::nan_variable, 7, 1, {0, 1, 2, 3, 4, 5, 6}});
 }
 
+// clock.y recorded as x, bad.z as z; `bad` fails `how` from step `bad_step` on.
+run_outcome run_faulty(failure how, std::int64_t bad_step, bool threaded, memory_sink& sink) {
+  cosim::system sys;
+  add(sys, std::make_unique<clock_sub>("clock"), H);
+  add(sys, std::make_unique<faulty_sub>("bad", how, bad_step), H);
+  sys.add_probe("x", "clock.y");
+  sys.add_probe("z", "bad.z");
+  const run_plan plan = make_plan(20, {0, 1});
+  if (!threaded) return cosim::run_offline(sys, plan, {}, sink);
+  cosim::threaded_options opt;
+  opt.lock_memory = false;
+  return cosim::run_threaded(sys, plan, {}, sink, opt);
+}
+
 // The message says where: the recorded column of a non-finite value, or the subsystem whose
 // step failed or gave a non-finite output (an unrecorded one: bad.y is not a column).
 TEST(Executor, NonFiniteStopNamesTheColumnOrTheSubsystem) {
@@ -370,17 +384,8 @@ TEST(Executor, NonFiniteStopNamesTheColumnOrTheSubsystem) {
     for (const failure how : {failure::nan_output, failure::step_false, failure::nan_variable}) {
       SCOPED_TRACE(std::string(threaded ? "threaded " : "offline ") +
                    std::to_string(static_cast<int>(how)));
-      cosim::system sys;
-      add(sys, std::make_unique<clock_sub>("clock"), H);
-      add(sys, std::make_unique<faulty_sub>("bad", how, 7), H);
-      sys.add_probe("x", "clock.y");
-      sys.add_probe("z", "bad.z");
       memory_sink sink;
-      cosim::threaded_options opt;
-      opt.lock_memory = false;
-      const run_plan plan = make_plan(20, {0, 1});
-      const run_outcome out = threaded ? cosim::run_threaded(sys, plan, {}, sink, opt)
-                                       : cosim::run_offline(sys, plan, {}, sink);
+      const run_outcome out = run_faulty(how, 7, threaded, sink);
       EXPECT_EQ(out.stop_reason, "non_finite");
       const std::string expected = how == failure::nan_variable
                                        ? "non-finite value of z at t = 0.007 s"
@@ -395,17 +400,8 @@ TEST(Executor, NonFiniteStopNamesTheColumnOrTheSubsystem) {
 TEST(Executor, NonFiniteAtTheStartStopsBeforeTheFirstStep) {
   for (const bool threaded : {false, true}) {
     SCOPED_TRACE(threaded ? "threaded" : "offline");
-    cosim::system sys;
-    add(sys, std::make_unique<clock_sub>("clock"), H);
-    add(sys, std::make_unique<faulty_sub>("bad", failure::nan_variable, 0), H);
-    sys.add_probe("x", "clock.y");
-    sys.add_probe("z", "bad.z");
     memory_sink sink;
-    cosim::threaded_options opt;
-    opt.lock_memory = false;
-    const run_plan plan = make_plan(20, {0, 1});
-    const run_outcome out = threaded ? cosim::run_threaded(sys, plan, {}, sink, opt)
-                                     : cosim::run_offline(sys, plan, {}, sink);
+    const run_outcome out = run_faulty(failure::nan_variable, 0, threaded, sink);
     EXPECT_EQ(out.status, run_status::diverged);
     EXPECT_EQ(out.stop_reason, "non_finite");
     EXPECT_EQ(out.message, "non-finite value of z at t = 0 s");
