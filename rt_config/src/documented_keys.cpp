@@ -32,6 +32,9 @@ std::vector<key_doc> documented_keys() {
       {"connections[i].hold", "true: hold the last value (ZOH whatever [coupling] says)"},
       {"connections[i].energy_correction",
        "true: remove the energy this bond input's extrapolation injected (docs/coupling.md)"},
+      {"connections[i].feedthrough_correction",
+       "true: correct this input for its producer's direct feedthrough from this subsystem's "
+       "outputs (Jacobi; docs/coupling.md)"},
       {"bonds[i].energy_correction", "true: energy correction of every input of the bond"},
       {"bonds[i].name, .terms",
        "[[bonds]]: power bond, terms = [{effort = \"a.x -> b.y\", flow = \"b.z -> a.w\", gain = "
@@ -76,6 +79,9 @@ std::vector<key_doc> documented_keys() {
        "input extrapolation order 0-4 (0 = ZOH) for every coupling input"},
       {"coupling.energy_correction",
        "true: energy-based correction of every bond input (docs/coupling.md); default false"},
+      {"coupling.feedthrough_correction",
+       "true: feedthrough correction of every input whose producer depends directly on this "
+       "subsystem's outputs (Jacobi; docs/coupling.md); default false"},
       {"coupling.energy_correction_method",
        "remove (default: one-sided, accumulated) or balance (two-sided: half the last step's "
        "residual, either sign) for every corrected input (docs/coupling.md)"},

@@ -164,6 +164,7 @@ std::string system_toml(const scenario& sc) {
 
   o << "\n[coupling]\nextrapolation = " << sc.coupling.extrapolation << "\n";
   if (sc.coupling.energy_correction) o << "energy_correction = true\n";
+  if (sc.coupling.feedthrough_correction) o << "feedthrough_correction = true\n";
   if (sc.coupling.energy_correction_method != "remove")
     o << "energy_correction_method = " << str(sc.coupling.energy_correction_method) << "\n";
   if (!sc.coupling.order.empty()) {
@@ -215,6 +216,7 @@ std::string system_toml(const scenario& sc) {
     if (c.extrapolation) o << "extrapolation = " << *c.extrapolation << "\n";
     if (c.hold) o << "hold = true\n";
     if (c.energy_correction) o << "energy_correction = true\n";
+    if (c.feedthrough_correction) o << "feedthrough_correction = true\n";
   }
   for (const auto& b : sc.system.bonds) {
     o << "\n[[bonds]]\nname = " << str(b.name) << "\nterms = [\n";

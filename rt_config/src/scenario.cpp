@@ -291,6 +291,8 @@ scenario read(config_reader& r) {
       r.opt_string("coupling.energy_correction_method").value_or("remove");
   check_choice(r, "coupling.energy_correction_method", sc.coupling.energy_correction_method,
                {"remove", "balance"});
+  sc.coupling.feedthrough_correction =
+      r.opt_bool("coupling.feedthrough_correction").value_or(false);
   if (r.has("coupling.order")) {
     (void)r.table_keys("coupling.order");  // fails unless it is a table
     flatten_orders(r, *r.table().at_path("coupling.order").as_table(), "", names,
@@ -464,6 +466,7 @@ void fill_plan(const scenario& sc, built_scenario& b) {
   }
   apply_connection_orders(sc, b);  // [[connections]] extrapolation / hold
   apply_energy_correction(sc, b);
+  apply_feedthrough_correction(sc, b);
   b.limits.energy_residual = sc.safety.energy_residual_limit;
   b.limits.residual_power = sc.safety.residual_power_limit;
 }
@@ -544,6 +547,7 @@ std::string to_json(const scenario& sc) {
   if (sc.coupling.energy_correction) j.key("energy_correction").value(true);
   if (sc.coupling.energy_correction_method != "remove")
     j.key("energy_correction_method").value(sc.coupling.energy_correction_method);
+  if (sc.coupling.feedthrough_correction) j.key("feedthrough_correction").value(true);
   if (!sc.coupling.order.empty()) {
     j.key("order").begin_object();
     for (const auto& [ref, o] : sc.coupling.order) j.key(ref).value(o);

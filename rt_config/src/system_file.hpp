@@ -26,5 +26,8 @@ void apply_connection_orders(const scenario& sc, built_scenario& b);
 /// Energy-based correction (energy_correction.hpp) from [coupling], [[bonds]] and
 /// [[connections]] energy_correction; refuses a connection outside every bond.
 void apply_energy_correction(const scenario& sc, built_scenario& b);
+/// coupling.feedthrough_correction and [[connections]] feedthrough_correction
+/// (feedthrough_correction.hpp); refused outside plain single-machine Jacobi.
+void apply_feedthrough_correction(const scenario& sc, built_scenario& b);
 
 }  // namespace cosim::config

@@ -255,6 +255,7 @@ void initialize_and_exchange(system& sys, const run_plan& plan) {
   sys.resolve_routes();
   for (std::size_t i : plan.order) {
     sys.at(i).update_outputs(plan.start);
+    sys.at(i).capture_partials(plan.start);
     scheme::deliver(sys, i, plan.start);
   }
 }

@@ -1,7 +1,10 @@
 #include "cosim/runtime/scheme.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+
+#include "cosim/runtime/feedthrough_correction.hpp"
 
 namespace cosim::scheme {
 
@@ -46,10 +49,16 @@ bool advance_interval(subsystem& s, time_point t, duration H) noexcept {
   return ok && outputs_finite(s);
 }
 
+void receive_partials(const subsystem& producer, input_port& port) noexcept {
+  std::array<double, input_port::max_feedthrough_terms> d{}, u{};
+  feedthrough::fill(producer, port, d.data(), u.data());
+  port.receive_partials(d.data(), u.data());
+}
+
 }  // namespace
 
 bool advance(subsystem& s, time_point t, duration H) noexcept {
-  if (s.corrections().empty()) {
+  if (!s.has_corrections()) {
     // The common case inline: one call of the subsystem's loop, then its outputs at t + H.
     if (!s.multirate().active()) {
       const bool ok = s.steps(t, s.step_size(), s.steps_per(H));
@@ -58,8 +67,10 @@ bool advance(subsystem& s, time_point t, duration H) noexcept {
     }
     return advance_interval(s, t, H);
   }
+  s.apply_feedthrough();  // before the energy correction reads the samples
   correction::begin_interval(s, t, H);
   const bool ok = advance_interval(s, t, H);
+  s.capture_partials(t + H);  // with the outputs, before any input moves on
   correction::end_interval(s, t + H, H);
   return ok;
 }
@@ -90,6 +101,7 @@ void deliver(system& sys, std::size_t from, time_point t) noexcept {
     for (const route& r : sys.routes_from(from)) {
       const double v = averaged ? m.average(r.output) : *r.value;
       input_port& port = *r.port;
+      if (port.feedthrough().count > 0) receive_partials(producer, port);
       // As delivered_derivatives(): only for an extrapolating port without a source.
       if (r.derivatives && !smoothing && port.order() != 0 && port.source() == nullptr) {
         const std::span<const double> d = producer.output_derivatives(r.output);
@@ -106,6 +118,7 @@ void deliver(system& sys, std::size_t from, time_point t) noexcept {
     input_port& port = sys.at(c.to).input(c.input);
     const double v = delivered_output(producer, c.output);
     const std::span<const double> d = delivered_derivatives(producer, c.output, port);
+    if (port.feedthrough().count > 0) receive_partials(producer, port);
     if (d.empty())
       port.receive(ts, v);  // as before derivatives existed, value for value
     else

@@ -13,6 +13,13 @@ std::size_t subsystem::add_output(port_desc desc) {
   return outputs_.size() - 1;
 }
 
+std::size_t subsystem::add_partial_capture(std::size_t o, std::size_t i) {
+  for (std::size_t k = 0; k < partial_captures_.size(); ++k)
+    if (partial_captures_[k].output == o && partial_captures_[k].input == i) return k;
+  partial_captures_.push_back({o, i});
+  return partial_captures_.size() - 1;
+}
+
 void subsystem::add_variable(std::string name, std::string unit, const double* value) {
   variables_.push_back({std::move(name), std::move(unit), value});
 }

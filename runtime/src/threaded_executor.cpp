@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cosim/runtime/error.hpp"
+#include "cosim/runtime/feedthrough_correction.hpp"
 #include "cosim/runtime/hardware.hpp"
 #include "cosim/runtime/json_writer.hpp"
 #include "cosim/runtime/latency_histogram.hpp"
@@ -33,6 +34,10 @@ struct sample {
   double value = 0.0;
   std::int32_t derivs = 0;  // scheme::delivered_derivatives(), orders 1..derivs
   std::array<double, max_extrapolation_order> d{};
+  // Feedthrough correction (feedthrough_correction.hpp): the producer's partial derivatives
+  // and the input values it used, for the consumer port's terms.
+  std::array<double, input_port::max_feedthrough_terms> ft_d{};
+  std::array<double, input_port::max_feedthrough_terms> ft_u{};
 };
 
 // Longest sleep of the recorder between polls in realtime mode: bounds its reaction to an
@@ -399,6 +404,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
           if (rings[c]->try_pop(s)) {
             port.receive(time_point{duration{s.stamp_ns}}, s.value,
                          std::span<const double>(s.d.data(), static_cast<std::size_t>(s.derivs)));
+            if (port.feedthrough().count > 0) port.receive_partials(s.ft_d.data(), s.ft_u.data());
             w.in_have[k] = s.seq;
             continue;
           }
@@ -450,6 +456,8 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
             sub, conns[c].output, sys.at(conns[c].to).input(conns[c].input));
         s.derivs = static_cast<std::int32_t>(std::min(d.size(), s.d.size()));
         std::copy_n(d.begin(), s.derivs, s.d.begin());
+        const input_port& to = sys.at(conns[c].to).input(conns[c].input);
+        if (to.feedthrough().count > 0) feedthrough::fill(sub, to, s.ft_d.data(), s.ft_u.data());
         backoff wait;
         while (!rings[c]->try_push(s)) {
           if (shared.stopping()) return;

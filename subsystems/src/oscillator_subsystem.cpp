@@ -145,6 +145,14 @@ void oscillator_mass::do_update_outputs(time_point t) noexcept {
   set_output(out_x, x_);
   set_output(out_v, v_);
   if (sending_link_ != npos) set_output(out_f, link_force(links_[sending_link_], t));
+  t_out_ = t;
+}
+
+double oscillator_mass::do_output_partial(std::size_t /*o*/, std::size_t i) noexcept {
+  // Derivatives of link_force at the output time with respect to the neighbour's x and v.
+  const link_in& l = links_[sending_link_];
+  if (i == l.in_x) return -power_law_slope(l.k, spec_.spring_exponent, x_ - in(l.in_x, t_out_));
+  return -power_law_slope(l.c, spec_.damper_exponent, v_ - in(l.in_v, t_out_));
 }
 
 }  // namespace cosim::osc

@@ -1,7 +1,13 @@
-// Energy-based coupling correction (energy_correction.hpp) on the simplest power bond: a
-// spring and a mass coupled force -> mass, velocity -> spring (Jacobi, ZOH). Each subsystem
-// integrates exactly for its held input, so every energy error is the coupling's and the
-// monolithic answer conserves E = k d0^2 / 2.
+// Coupling corrections on the smallest systems, Jacobi, ZOH.
+// Energy-based (energy_correction.hpp) on the simplest power bond: a spring and a mass
+// coupled force -> mass, velocity -> spring. Each subsystem integrates exactly for its held
+// input, so every energy error is the coupling's and the monolithic answer conserves
+// E = k d0^2 / 2.
+// Feedthrough (feedthrough_correction.hpp, at the end): a damper whose force f = -c v uses
+// the velocity it receives, coupled to the mass with one step per macro step. Without the
+// correction the mass feels the damper one step late, v_{n+1} = v_n - (cH/m) v_{n-1},
+// unstable for cH/m > 1; corrected it feels -c v_n, which is explicit Euler,
+// v_n = v0 (1 - cH/m)^n, stable up to cH/m = 2.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +19,7 @@
 #include "alloc_counter.hpp"
 #include "cosim/runtime/energy_correction.hpp"
 #include "cosim/runtime/error.hpp"
+#include "cosim/runtime/feedthrough_correction.hpp"
 #include "cosim/runtime/scheme.hpp"
 #include "cosim/runtime/system.hpp"
 
@@ -43,10 +50,12 @@ class spring final : public subsystem {
   void do_update_outputs(time_point /*t*/) noexcept override { set_output(0, -k * d); }
 };
 
-/// Mass m v' = f (input held over the step: exact); output v.
+/// Mass m v' = f (input held over the step: exact); output v. Starts at rest under the
+/// spring's force unless told otherwise.
 class mass final : public subsystem {
  public:
-  mass() : subsystem("mass") {
+  explicit mass(double v_start = 0.0, double f_start = -k * d0)
+      : subsystem("mass"), v_start_(v_start), f_start_(f_start) {
     add_input({"f", "N", port_role::effort});
     add_output({"v", "m/s", port_role::flow});
   }
@@ -54,15 +63,25 @@ class mass final : public subsystem {
 
  private:
   void do_initialize(time_point t0) override {
-    v = 0.0;
-    input(0).set_initial(t0, -k * d0);
+    v = v_start_;
+    input(0).set_initial(t0, f_start_);
   }
   bool do_step(time_point t, duration h) noexcept override {
     v += in(0, t) / m * to_seconds(h);
     return true;
   }
   void do_update_outputs(time_point /*t*/) noexcept override { set_output(0, v); }
+  double v_start_, f_start_;
 };
+
+// One Jacobi macro step of a two-subsystem system from step n.
+void jacobi_step(cosim::system& sys, duration H, std::int64_t n) {
+  const time_point t = time_point{} + n * H;
+  scheme::advance(sys.at(0), t, H);
+  scheme::advance(sys.at(1), t, H);
+  scheme::deliver(sys, 0, t + H);
+  scheme::deliver(sys, 1, t + H);
+}
 
 struct spring_mass {
   cosim::system sys;
@@ -94,14 +113,7 @@ struct spring_mass {
     }
   }
   [[nodiscard]] double energy() const { return 0.5 * k * sp->d * sp->d + 0.5 * m * ms->v * ms->v; }
-  // One Jacobi macro step from step n.
-  void step(std::int64_t n) {
-    const time_point t = time_point{} + n * H;
-    scheme::advance(sys.at(0), t, H);
-    scheme::advance(sys.at(1), t, H);
-    scheme::deliver(sys, 0, t + H);
-    scheme::deliver(sys, 1, t + H);
-  }
+  void step(std::int64_t n) { jacobi_step(sys, H, n); }
 };
 
 struct run_stats {
@@ -255,6 +267,100 @@ TEST(EnergyCorrection, RefusesAConnectionOutsideEveryBond) {
   } catch (const error& e) {
     EXPECT_NE(std::string(e.what()).find("mass.f"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("not part of any power bond"), std::string::npos);
+  }
+}
+
+constexpr double c = 150.0, v0 = 1.0;  // with m = 1 kg: c H / m = 1.5 at H = 10 ms
+
+/// f = -c v_in (direct feedthrough); gives d f / d v_in unless told not to.
+class damper final : public subsystem {
+ public:
+  explicit damper(bool partial) : subsystem("damper"), partial_(partial) {
+    add_input({"v", "m/s", port_role::flow});
+    add_output({"f", "N", port_role::effort, true});
+  }
+  [[nodiscard]] bool provides_partial(std::size_t /*o*/,
+                                      std::size_t /*i*/) const noexcept override {
+    return partial_;
+  }
+
+ private:
+  void do_initialize(time_point t0) override { input(0).set_initial(t0, v0); }
+  bool do_step(time_point /*t*/, duration /*h*/) noexcept override { return true; }
+  void do_update_outputs(time_point t) noexcept override { set_output(0, -c * in(0, t)); }
+  double do_output_partial(std::size_t /*o*/, std::size_t /*i*/) noexcept override { return -c; }
+  bool partial_;
+};
+
+struct damped_mass {
+  cosim::system sys;
+  mass* ms = nullptr;
+  duration H;
+  std::size_t force = 0;
+  damped_mass(double H_s, bool corrected, bool partial = true) : H(to_duration(H_s)) {
+    auto b = std::make_unique<mass>(v0, -c * v0);
+    ms = b.get();
+    sys.add(std::make_unique<damper>(partial));
+    sys.add(std::move(b));
+    sys.at(0).set_step_size(H);
+    sys.at(1).set_step_size(H);
+    force = sys.connect("damper.f", "mass.f");
+    sys.connect("mass.v", "damper.v");
+    if (corrected) feedthrough::enable(sys, force);
+    for (std::size_t i = 0; i < 2; ++i) sys.at(i).initialize(time_point{});
+    for (const std::size_t i : {1, 0}) {  // start-up exchange: the mass first
+      sys.at(i).update_outputs(time_point{});
+      sys.at(i).capture_partials(time_point{});
+      scheme::deliver(sys, i, time_point{});
+    }
+  }
+  void step(std::int64_t n) { jacobi_step(sys, H, n); }
+};
+
+TEST(FeedthroughCorrection, DelayedDamperBecomesExplicitEuler) {
+  const double H = 0.01;  // c H / m = 1.5: the one-step-late damper is unstable
+  const double r = 1.0 - c * H / m;
+  damped_mass plain(H, false), corrected(H, true);
+  double expected = v0;
+  for (std::int64_t n = 0; n < 60; ++n) {
+    plain.step(n);
+    corrected.step(n);
+    expected *= r;
+    EXPECT_NEAR(corrected.ms->v, expected, 1e-12 * std::abs(v0)) << "step " << n;
+  }
+  EXPECT_LT(std::abs(corrected.ms->v), 1e-9);  // |1 - cH/m|^60 = 0.5^60
+  EXPECT_GT(std::abs(plain.ms->v), 1e3);       // |z| = sqrt(cH/m) per step: growing
+}
+
+TEST(FeedthroughCorrection, CorrectedStepsAllocateNothing) {
+  damped_mass s(0.005, true);
+  for (std::int64_t i = 0; i < 10; ++i) s.step(i);  // warm-up
+  const test::alloc_window window;
+  for (std::int64_t i = 10; i < 400; ++i) s.step(i);
+  EXPECT_EQ(window.allocations(), 0u);
+}
+
+TEST(FeedthroughCorrection, RefusesAProducerWithoutThePartialDerivative) {
+  try {
+    damped_mass s(0.01, true, false);
+    FAIL() << "accepted";
+  } catch (const error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("'damper' does not give the derivative of 'damper.f' with respect to "
+                       "'damper.v'"),
+              std::string::npos)
+        << msg;
+  }
+}
+
+TEST(FeedthroughCorrection, RefusesAnOutputWithoutFeedthrough) {
+  damped_mass s(0.01, false);
+  try {
+    feedthrough::enable(s.sys, 1);  // mass.v -> damper.v: v does not depend on f now
+    FAIL() << "accepted";
+  } catch (const error& e) {
+    EXPECT_NE(std::string(e.what()).find("'mass.v' has no direct feedthrough"), std::string::npos)
+        << e.what();
   }
 }
 

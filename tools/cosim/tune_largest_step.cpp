@@ -89,6 +89,7 @@ int run_largest_step(const tune_request& req, const config::scenario& sc, const 
       s.push_back(set("run.scheme", "jacobi"));
       s.push_back(set("coupling.extrapolation", "0"));
       s.push_back(set("coupling.energy_correction", "false"));
+      s.push_back(set("coupling.feedthrough_correction", "false"));
       s.push_back(set("run.macro_step", num(o.fine_step)));
       for (const auto& [name, cfg] : sc.subsystems)
         s.push_back(set(name + ".step", num(o.fine_step)));

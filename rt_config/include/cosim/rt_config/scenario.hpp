@@ -66,6 +66,7 @@ struct coupling_config {
   bool energy_correction = false;    // every bond input (energy_correction.hpp)
   /// Method of every corrected input: "remove" (default) or "balance".
   std::string energy_correction_method = "remove";
+  bool feedthrough_correction = false;  // every eligible input (feedthrough_correction.hpp)
 };
 
 struct safety_config {

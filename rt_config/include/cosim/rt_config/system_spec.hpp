@@ -73,6 +73,8 @@ struct connection_decl {
   origin at;
   /// Energy-based correction of this input (energy_correction.hpp); needs a bond.
   bool energy_correction = false;
+  /// Feedthrough correction of this input (feedthrough_correction.hpp).
+  bool feedthrough_correction = false;
 };
 
 /// One effort/flow pair of a power bond (000 Sect. 3.1), each named by its connection

@@ -1,6 +1,9 @@
 #pragma once
 // Typed ports. A port carries one scalar with a physical unit and a role; connections
 // are only allowed between ports of the same unit.
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -144,6 +147,36 @@ class input_port {
   }
   [[nodiscard]] double correction() const noexcept { return correction_; }
 
+  /// Feedthrough correction (feedthrough_correction.hpp). Term k: the producer's capture
+  /// capture[k] (its partial derivative d_k of this input's output with respect to one of its
+  /// own inputs, and the value u_k that input had) and this consumer's output own[k] that
+  /// feeds that producer input. Setup only.
+  static constexpr std::size_t max_feedthrough_terms = 4;
+  struct feedthrough_terms {
+    std::size_t count = 0;
+    std::array<std::size_t, max_feedthrough_terms> capture{};
+    std::array<std::size_t, max_feedthrough_terms> own{};
+  };
+  void set_feedthrough(const feedthrough_terms& f) noexcept { feedthrough_ = f; }
+  [[nodiscard]] const feedthrough_terms& feedthrough() const noexcept { return feedthrough_; }
+  /// The d_k and u_k that came with the newest sample; apply_feedthrough() uses them once.
+  void receive_partials(const double* d, const double* u) noexcept {
+    std::copy_n(d, feedthrough_.count, partial_d_.begin());
+    std::copy_n(u, feedthrough_.count, partial_u_.begin());
+    partials_pending_ = true;
+  }
+  /// The newest sample u becomes u + sum_k d_k (y_k - u_k), y_k = own_outputs[own[k]]: the
+  /// producer's output as if it had seen this consumer's outputs now, to first order.
+  void apply_feedthrough(std::span<const double> own_outputs) noexcept {
+    if (!partials_pending_ || history_.size() == 0) return;
+    partials_pending_ = false;
+    double v = history_.newest();
+    for (std::size_t k = 0; k < feedthrough_.count; ++k)
+      if (std::isfinite(partial_d_[k]))  // a producer that could not give it: no term
+        v += partial_d_[k] * (own_outputs[feedthrough_.own[k]] - partial_u_[k]);
+    history_.replace_newest(v);
+  }
+
   [[nodiscard]] const sample_history& history() const noexcept { return history_; }
 
  private:
@@ -170,6 +203,10 @@ class input_port {
   bool held_ = true;  // compute_held(), kept by the setters: value_at's common case
   bool connected_ = false;
   bool keeps_start_ = false;
+  bool partials_pending_ = false;
+  feedthrough_terms feedthrough_;
+  std::array<double, max_feedthrough_terms> partial_d_{};
+  std::array<double, max_feedthrough_terms> partial_u_{};
 };
 
 }  // namespace cosim

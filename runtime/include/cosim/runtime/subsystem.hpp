@@ -84,6 +84,50 @@ class subsystem {
   [[nodiscard]] std::span<energy_correction> corrections() noexcept { return corrections_; }
   void add_correction(const energy_correction& c) { corrections_.push_back(c); }
 
+  /// Feedthrough correction (feedthrough_correction.hpp), set up before the run. As a
+  /// producer: the (output, input) pairs whose partial derivative and input value
+  /// capture_partials() keeps at every communication point. As a consumer: the inputs whose
+  /// newest sample apply_feedthrough() corrects at the start of every interval.
+  struct partial_capture {
+    std::size_t output = 0;
+    std::size_t input = 0;
+    double d = 0.0;  // d output / d input
+    double u = 0.0;  // the input's value at that time
+  };
+  /// Index of the capture of (o, i), added if new. Setup only (allocates).
+  std::size_t add_partial_capture(std::size_t o, std::size_t i);
+  [[nodiscard]] std::span<const partial_capture> partial_captures() const noexcept {
+    return partial_captures_;
+  }
+  void add_feedthrough_input(std::size_t i) { feedthrough_inputs_.push_back(i); }
+  /// Called right after update_outputs(t), on the thread that stepped the subsystem.
+  void capture_partials(time_point t) noexcept {
+    for (partial_capture& p : partial_captures_) {
+      p.d = output_partial(p.output, p.input);
+      p.u = inputs_[p.input].value_at(t);
+    }
+  }
+  /// At the start of an interval, after the samples for its start time arrived.
+  void apply_feedthrough() noexcept {
+    for (std::size_t i : feedthrough_inputs_) inputs_[i].apply_feedthrough(output_values_);
+  }
+  /// True if scheme::advance has anything beyond the plain steps to do: energy or
+  /// feedthrough corrections, or partials to capture.
+  [[nodiscard]] bool has_corrections() const noexcept {
+    return !corrections_.empty() || !partial_captures_.empty() || !feedthrough_inputs_.empty();
+  }
+
+  /// Whether output_partial(o, i) gives d(output o)/d(input i) (setup time). Default: no.
+  [[nodiscard]] virtual bool provides_partial(std::size_t /*o*/, std::size_t /*i*/) const noexcept {
+    return false;
+  }
+  /// d(output o)/d(input i) at the last update_outputs() time, for a pair provides_partial()
+  /// accepts: the direct feedthrough (000 Eq. (24)) the feedthrough correction removes.
+  /// Called on the subsystem's own thread; allocation-free. NaN if it could not be had.
+  [[nodiscard]] double output_partial(std::size_t o, std::size_t i) noexcept {
+    return do_output_partial(o, i);
+  }
+
   void initialize(time_point t0) {
     multirate_.reset(t0);
     for (energy_correction& c : corrections_) {
@@ -190,6 +234,7 @@ class subsystem {
   virtual void do_stop(bool /*fail_safe*/) noexcept {}
   virtual void do_record_variable(std::size_t /*v*/) {}
   virtual std::span<const double> do_output_derivatives(std::size_t /*o*/) noexcept { return {}; }
+  virtual double do_output_partial(std::size_t /*o*/, std::size_t /*i*/) noexcept { return 0.0; }
   virtual bool do_step(time_point t, duration h) noexcept = 0;
   virtual void do_update_outputs(time_point t) noexcept = 0;
   virtual bool do_can_save_state() const noexcept { return false; }
@@ -202,6 +247,8 @@ class subsystem {
   std::vector<port_desc> outputs_;
   std::vector<double> output_values_;
   std::vector<energy_correction> corrections_;
+  std::vector<partial_capture> partial_captures_;
+  std::vector<std::size_t> feedthrough_inputs_;
   std::vector<variable_desc> variables_;
   duration step_size_{0};
   duration steps_H_{0}, steps_h_{0};  // steps_per()'s last arguments and result

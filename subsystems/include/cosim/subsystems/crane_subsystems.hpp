@@ -99,7 +99,15 @@ class hydraulic_cylinder final : public subsystem {
   [[nodiscard]] state_type snapshot() const noexcept { return {p1_, p2_, kappa_, fh_}; }
   void set_snapshot(const state_type& s) noexcept { std::tie(p1_, p2_, kappa_, fh_) = s; }
 
+  /// f-s: d f_h / d s = 0 and d f_h / d sd = -c (003 Eq. (8)).
+  [[nodiscard]] bool provides_partial(std::size_t o, std::size_t i) const noexcept override {
+    return coupling_ == coupling::force_displacement && o == out_fh && (i == in_s || i == in_sd);
+  }
+
  private:
+  double do_output_partial(std::size_t /*o*/, std::size_t i) noexcept override {
+    return i == in_sd ? -hp_.c : 0.0;
+  }
   void do_initialize(time_point t0) override;
   bool do_step(time_point t, duration h) noexcept override;
   bool do_steps(time_point t, duration h, std::int64_t k) noexcept override;

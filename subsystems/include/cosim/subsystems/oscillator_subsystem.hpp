@@ -59,11 +59,16 @@ class oscillator_mass final : public subsystem {
 
   /// f uses the sending link's neighbour x and v at t (000 Eq. (13)), nothing else.
   [[nodiscard]] bool output_depends_on(std::size_t o, std::size_t i) const noexcept override;
+  /// d f / d x<tag> and d f / d v<tag> of the sending link (000 Eq. (13)).
+  [[nodiscard]] bool provides_partial(std::size_t o, std::size_t i) const noexcept override {
+    return output_depends_on(o, i);
+  }
 
  private:
   void do_initialize(time_point t0) override;
   bool do_step(time_point t, duration h) noexcept override;
   void do_update_outputs(time_point t) noexcept override;
+  double do_output_partial(std::size_t o, std::size_t i) noexcept override;
   // Everything step() changes (rollback, iterative coupling).
   auto state() noexcept { return std::tie(x_, v_, a_); }
   bool do_can_save_state() const noexcept override { return true; }
@@ -97,6 +102,7 @@ class oscillator_mass final : public subsystem {
   std::vector<force_in> forces_;
   std::size_t sending_link_ = npos;
   double x_ = 0.0, v_ = 0.0, a_ = 0.0;
+  time_point t_out_{};  // the last update_outputs time (do_output_partial)
   std::tuple<double, double, double> saved_;
 };
 

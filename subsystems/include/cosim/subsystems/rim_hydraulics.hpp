@@ -90,7 +90,24 @@ class hydraulics_unit final : public subsystem {
   [[nodiscard]] const vecN& rim_s() const noexcept { return w_; }
   [[nodiscard]] const vecN& rim_sd() const noexcept { return wd_; }
 
+  /// Direct, f_h at the communication point: d f_h,i / d sd_j = -c if i = j, else 0, and
+  /// d f_h,i / d s_j = 0 (003 Eq. (8)).
+  [[nodiscard]] bool provides_partial(std::size_t o, std::size_t i) const noexcept override {
+    if (mode_ != interface_kind::direct || output_ != force_output::sample) return false;
+    bool out = false, in = false;
+    for (int k = 0; k < N; ++k) {
+      out = out || o == out_fh_[k];
+      in = in || i == in_s_[k] || i == in_sd_[k];
+    }
+    return out && in;
+  }
+
  private:
+  double do_output_partial(std::size_t o, std::size_t i) noexcept override {
+    for (int k = 0; k < N; ++k)
+      if (o == out_fh_[k] && i == in_sd_[k]) return -hp_.c;
+    return 0.0;
+  }
   struct rates {
     vecN sdd = vecN::Zero();
     vecN p1d = vecN::Zero();
