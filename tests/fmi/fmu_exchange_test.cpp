@@ -134,4 +134,38 @@ TEST(FmuExchange, LocalsAreFetchedOnlyWhenRecorded) {
   }
 }
 
+TEST(FmuExchange, DirectionalDerivativeIsTheFeedthroughPartial) {
+  // feedthrough: y = gain u, providesDirectionalDerivative(s): d y / d u = gain at every
+  // communication point (the feedthrough correction asks for it there).
+  for (const char* fmu : {"feedthrough_fmi2", "feedthrough_fmi3"}) {
+    SCOPED_TRACE(fmu);
+    const auto loaded = load_fmu(read_fmu(fmus + "/" + fmu + ".fmu"));
+    const auto& vars = loaded->file().md.variables;
+    std::size_t gain = 0;
+    while (gain < vars.size() && vars[gain].name != "gain") ++gain;
+    ASSERT_LT(gain, vars.size());
+    fmu_subsystem s(fmu, loaded, {{gain, 3.5}});
+    s.input(0).mark_connected();
+    ASSERT_TRUE(s.provides_partial(0, 0));
+    const time_point t0{};
+    s.initialize(t0);
+    s.input(0).receive(t0, 1.0);
+    s.update_outputs(t0);
+    EXPECT_EQ(s.output(0), 3.5);
+    EXPECT_EQ(s.output_partial(0, 0), 3.5);
+    ASSERT_TRUE(s.steps(t0, h, k));
+    s.update_outputs(t0 + H);
+    EXPECT_EQ(s.output_partial(0, 0), 3.5);
+  }
+  // typed: an output with feedthrough, no directional derivatives declared.
+  auto typed = make("typed_fmi2");
+  bool any = false;
+  for (std::size_t o = 0; o < typed->output_count(); ++o)
+    for (std::size_t i = 0; i < typed->input_count(); ++i) {
+      any = any || typed->output_depends_on(o, i);
+      EXPECT_FALSE(typed->provides_partial(o, i));
+    }
+  EXPECT_TRUE(any);
+}
+
 }  // namespace

@@ -1,7 +1,8 @@
 // The crane of paper 003 as two FMI 2.0 FMUs built in the tree (tests/fmus/crane/) against the
 // built-in crane: M1 with f-s and p-s coupling equal to <= 1e-12 m in s (issue 11) offline
 // and threaded, and the energy-residual safety stop at H = 16 ms tripping as the built-in
-// one does. The realtime mode is in fmu_crane_rt_test.cpp.
+// one does, and f-s with the feedthrough correction equal to the built-in p-s. The realtime
+// mode is in fmu_crane_rt_test.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -101,6 +102,26 @@ TEST(FmuCrane, EnergyResidualSafetyStopAtH16msTripsAsTheBuiltIn) {
     expect_same_run(f16, b16, std::string("M1 fs H = 16 ms, guarded, ") + mode);
     std::printf("%s H = 16 ms: built-in stops at %.3f s, FMU crane at %.3f s (%s)\n", mode,
                 bo.stop_time_s, fo.stop_time_s, fo.stop_reason.c_str());
+  }
+}
+
+// Feedthrough correction with the FMU's directional derivative (d fh / d sd = -c from
+// fmi2GetDirectionalDerivative): the FMU crane in f-s becomes the built-in crane in p-s
+// (003 Eq. (8) with the multibody's fresh rate), at H = 30 ms, twice the published f-s limit
+// of 003 Sect. 5, where plain f-s oscillates.
+TEST(FmuCrane, FsWithFeedthroughCorrectionIsTheBuiltInPs) {
+  const cosim::test::temp_dir dir;
+  const std::vector<std::string> H{"run.macro_step=0.03"};
+  memory_sink ps;
+  ASSERT_EQ(run_mode(cosim::test::builtin_crane_file("ps"), H, "offline", ps).status,
+            cosim::run_status::completed);
+  for (const char* mode : {"offline", "threaded"}) {
+    memory_sink fmu;
+    std::vector<std::string> sets = H;
+    sets.emplace_back("coupling.feedthrough_correction=true");
+    const cosim::run_outcome o = run_mode(cosim::test::fmu_crane_file(dir, "fs"), sets, mode, fmu);
+    ASSERT_EQ(o.status, cosim::run_status::completed) << mode << ": " << o.message;
+    expect_same_run(fmu, ps, std::string("M1 fs corrected vs built-in ps, H = 30 ms, ") + mode);
   }
 }
 

@@ -49,6 +49,8 @@ void print_fmu(const fmi::fmu_file& f) {
     std::printf("    canGetAndSetFMU%-24s %s\n", major == 2 ? "state" : "State",
                 yes_no(c.can_get_and_set_fmu_state));
     std::printf("    maxOutputDerivativeOrder                %d\n", c.max_output_derivative_order);
+    std::printf("    providesDirectionalDerivative%-10s %s\n", major == 2 ? "" : "s",
+                yes_no(c.provides_directional_derivatives));
     std::printf("    canBeInstantiatedOnlyOncePerProcess     %s\n",
                 yes_no(c.can_be_instantiated_only_once_per_process));
     std::printf("    needsExecutionTool                      %s\n", yes_no(c.needs_execution_tool));

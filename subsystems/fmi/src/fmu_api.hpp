@@ -31,7 +31,8 @@ struct fmu_subsystem::api {
   fmi2GetBooleanStatusTYPE* get_boolean_status2 = nullptr;
   fmi2GetRealStatusTYPE* get_real_status2 = nullptr;                    // optional
   fmi2GetRealOutputDerivativesTYPE* get_output_derivatives2 = nullptr;  // maxOutputDerivativeOrder
-  fmi2GetFMUstateTYPE* get_fmu_state2 = nullptr;                        // canGetAndSetFMUstate
+  fmi2GetDirectionalDerivativeTYPE* get_directional2 = nullptr;  // providesDirectionalDerivative
+  fmi2GetFMUstateTYPE* get_fmu_state2 = nullptr;                 // canGetAndSetFMUstate
   fmi2SetFMUstateTYPE* set_fmu_state2 = nullptr;
   fmi2FreeFMUstateTYPE* free_fmu_state2 = nullptr;
   // FMI 3.0
@@ -70,7 +71,8 @@ struct fmu_subsystem::api {
   fmi3UpdateDiscreteStatesTYPE* update_discrete_states3 = nullptr;
   fmi3EnterStepModeTYPE* enter_step_mode3 = nullptr;
   fmi3GetOutputDerivativesTYPE* get_output_derivatives3 = nullptr;  // maxOutputDerivativeOrder
-  fmi3GetFMUStateTYPE* get_fmu_state3 = nullptr;                    // canGetAndSetFMUState
+  fmi3GetDirectionalDerivativeTYPE* get_directional3 = nullptr;  // providesDirectionalDerivatives
+  fmi3GetFMUStateTYPE* get_fmu_state3 = nullptr;                 // canGetAndSetFMUState
   fmi3SetFMUStateTYPE* set_fmu_state3 = nullptr;
   fmi3FreeFMUStateTYPE* free_fmu_state3 = nullptr;
   /// The state functions the binary lacks (empty: all there), for state_refusal().
@@ -103,6 +105,8 @@ struct fmu_subsystem::api {
       need(get_boolean_status2, "fmi2GetBooleanStatus");
       need(get_real_status2, "fmi2GetRealStatus", false);
       need(get_output_derivatives2, "fmi2GetRealOutputDerivatives", output_derivatives);
+      // Optional: only the feedthrough correction needs it (provides_partial() says no).
+      need(get_directional2, "fmi2GetDirectionalDerivative", false);
       // Optional: only an iterative run needs them (state_refusal() names the missing ones).
       need(get_fmu_state2, "fmi2GetFMUstate", false);
       need(set_fmu_state2, "fmi2SetFMUstate", false);
@@ -141,6 +145,7 @@ struct fmu_subsystem::api {
       need(update_discrete_states3, "fmi3UpdateDiscreteStates", event_mode);
       need(enter_step_mode3, "fmi3EnterStepMode", event_mode);
       need(get_output_derivatives3, "fmi3GetOutputDerivatives", output_derivatives);
+      need(get_directional3, "fmi3GetDirectionalDerivative", false);
       need(get_fmu_state3, "fmi3GetFMUState", false);
       need(set_fmu_state3, "fmi3SetFMUState", false);
       need(free_fmu_state3, "fmi3FreeFMUState", false);

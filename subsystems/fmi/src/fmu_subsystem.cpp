@@ -306,6 +306,43 @@ bool fmu_subsystem::output_depends_on(std::size_t o, std::size_t i) const noexce
   return md.feedthrough(output_var_[o]) && md.depends_on(output_var_[o], input_var_[i]);
 }
 
+bool fmu_subsystem::provides_partial(std::size_t o, std::size_t i) const noexcept {
+  const model_description& md = fmu_->file().md;
+  if (!md.cosim || !md.cosim->provides_directional_derivatives || !output_depends_on(o, i))
+    return false;
+  if ((major_ == 2 ? api_->get_directional2 == nullptr : api_->get_directional3 == nullptr))
+    return false;
+  const auto continuous_real = [](const variable& v) {
+    return v.type == var_type::real && v.variab == variability::continuous && !v.is_array;
+  };
+  return continuous_real(md.variables[output_var_[o]]) &&
+         continuous_real(md.variables[input_var_[i]]);
+}
+
+double fmu_subsystem::do_output_partial(std::size_t o, std::size_t i) noexcept {
+  // d y / d u with seed 1 at the current communication point (FMI 2.0 Sect. 3.2.1, FMI 3.0
+  // Sect. 3.2.1: allowed after a completed step; the inputs were set at that point).
+  if ((phase_ != phase::initialized && phase_ != phase::terminated) || stop_ != fmu_stop::none)
+    return std::numeric_limits<double>::quiet_NaN();
+  const model_description& md = fmu_->file().md;
+  const std::uint32_t out = md.variables[output_var_[o]].value_reference;
+  const std::uint32_t in = md.variables[input_var_[i]].value_reference;
+  const double seed = 1.0;
+  double d = std::numeric_limits<double>::quiet_NaN();
+  const int st =
+      major_ == 2
+          ? static_cast<int>(api_->get_directional2(instance_, &out, 1, &in, 1, &seed, &d))
+          : static_cast<int>(api_->get_directional3(instance_, &out, 1, &in, 1, &seed, 1, &d, 1));
+  if (st > fmi2Warning) {
+    if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
+    (void)fail(st == fmi2Discard ? fmu_stop::discarded : fmu_stop::failed,
+               major_ == 2 ? "fmi2GetDirectionalDerivative" : "fmi3GetDirectionalDerivative", st,
+               fmu_time(comm_t_));
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return d;
+}
+
 void fmu_subsystem::build_fetch_groups() {
   auto pick = [&](const value_group& all, value_group& out) {
     out = {};

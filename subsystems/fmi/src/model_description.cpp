@@ -386,6 +386,10 @@ model_description parse_model_description(std::string_view xml, const std::strin
     const auto order = r.opt_unsigned(cs, "maxOutputDerivativeOrder").value_or(0);
     if (order > 100) r.fail(cs, "maxOutputDerivativeOrder=" + std::to_string(order) + " is absurd");
     c.max_output_derivative_order = static_cast<int>(order);
+    c.provides_directional_derivatives =
+        r.opt_bool(cs,
+                   major == 2 ? "providesDirectionalDerivative" : "providesDirectionalDerivatives")
+            .value_or(false);
     if (major >= 3) {
       c.provides_intermediate_update = r.opt_bool(cs, "providesIntermediateUpdate").value_or(false);
       c.has_event_mode = r.opt_bool(cs, "hasEventMode").value_or(false);

@@ -39,6 +39,7 @@ class table_model : public fmu_kit::model {
   }
 
   [[nodiscard]] double& r(std::uint32_t vr) noexcept { return reals_[vr]; }
+  [[nodiscard]] double r(std::uint32_t vr) const noexcept { return reals_[vr]; }
   [[nodiscard]] std::int32_t n(std::uint32_t vr) const noexcept { return ints_[vr]; }
   /// The importer set input vr.
   [[nodiscard]] bool was_set(std::uint32_t vr) const noexcept { return set_[vr]; }

@@ -112,7 +112,8 @@ std::string describe(const std::string& part, const std::vector<var_spec>& vars)
     << "    maxOutputDerivativeOrder=\"0\"\n"
     << "    canGetAndSetFMUstate=\"true\"\n"
     << "    canSerializeFMUstate=\"false\"\n"
-    << "    providesDirectionalDerivative=\"false\"/>\n";
+    // The hydraulics give d fh / d sd (hydraulics_fmu.cpp), for the feedthrough correction.
+    << "    providesDirectionalDerivative=\"" << (multibody ? "false" : "true") << "\"/>\n";
   std::set<std::string> units;
   for (const var_spec& v : vars)
     if (*v.unit != '\0') units.insert(v.unit);

@@ -104,6 +104,16 @@ class hydraulics_fmu final : public table_model {
     r(hy::kappa_used) = *kappa_;
   }
 
+  // providesDirectionalDerivative: d fh / d sd = -c (003 Eq. (8)); the pressures are states,
+  // so no other output depends on an input at the same time.
+  bool partial(std::uint32_t out, std::uint32_t in, double& value) const noexcept override {
+    const bool output = out == hy::fh || out == hy::p1 || out == hy::p2;
+    const bool input = in == hy::s || in == hy::sd || in == hy::kappa;
+    if (!output || !input) return false;
+    value = out == hy::fh && in == hy::sd ? -r(hy::c) : 0.0;
+    return true;
+  }
+
   bool get_state(std::unique_ptr<cosim::fmu_kit::model_state>& s, std::string& why) const override {
     return save_crane(sub_.get(), now_, s, why);
   }

@@ -355,11 +355,18 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte /*serializedS
                                    size_t /*size*/, fmi2FMUstate* /*FMUstate*/) {
   return unsupported(c, "fmi2DeSerializeFMUstate");
 }
-fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference /*vUnknown*/[],
-                                        size_t /*nUnknown*/, const fmi2ValueReference /*vKnown*/[],
-                                        size_t /*nKnown*/, const fmi2Real /*dvKnown*/[],
-                                        fmi2Real /*dvUnknown*/[]) {
-  return unsupported(c, "fmi2GetDirectionalDerivative");
+fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference vUnknown[],
+                                        size_t nUnknown, const fmi2ValueReference vKnown[],
+                                        size_t nKnown, const fmi2Real dvKnown[],
+                                        fmi2Real dvUnknown[]) {
+  // dvUnknown = J dvKnown, J the model's partial derivatives (FMI 2.0 Sect. 3.2.1).
+  instance& i = *self(c);
+  refresh(i);
+  std::string why;
+  if (!cosim::fmu_kit::directional_derivative(*i.m, vUnknown, nUnknown, vKnown, nKnown, dvKnown,
+                                              dvUnknown, why))
+    return fail(i, "fmi2GetDirectionalDerivative: " + why);
+  return fmi2OK;
 }
 
 fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference /*vr*/[],

@@ -416,10 +416,21 @@ fmi3Status fmi3DeserializeFMUState(fmi3Instance c, const fmi3Byte[], size_t, fmi
   return unsupported(c, "fmi3DeserializeFMUState");
 }
 
-fmi3Status fmi3GetDirectionalDerivative(fmi3Instance c, const fmi3ValueReference[], size_t,
-                                        const fmi3ValueReference[], size_t, const fmi3Float64[],
-                                        size_t, fmi3Float64[], size_t) {
-  return unsupported(c, "fmi3GetDirectionalDerivative");
+fmi3Status fmi3GetDirectionalDerivative(fmi3Instance c, const fmi3ValueReference unknowns[],
+                                        size_t nUnknowns, const fmi3ValueReference knowns[],
+                                        size_t nKnowns, const fmi3Float64 seed[], size_t nSeed,
+                                        fmi3Float64 sensitivity[], size_t nSensitivity) {
+  // sensitivity = J seed for scalar variables (FMI 3.0 Sect. 3.2.1).
+  instance& i = *self(c);
+  if (!scalar_counts(i, nKnowns, nSeed, "fmi3GetDirectionalDerivative") ||
+      !scalar_counts(i, nUnknowns, nSensitivity, "fmi3GetDirectionalDerivative"))
+    return fmi3Error;
+  refresh(i);
+  std::string why;
+  if (!cosim::fmu_kit::directional_derivative(*i.m, unknowns, nUnknowns, knowns, nKnowns, seed,
+                                              sensitivity, why))
+    return fail(i, "fmi3GetDirectionalDerivative: " + why);
+  return fmi3OK;
 }
 fmi3Status fmi3GetAdjointDerivative(fmi3Instance c, const fmi3ValueReference[], size_t,
                                     const fmi3ValueReference[], size_t, const fmi3Float64[], size_t,

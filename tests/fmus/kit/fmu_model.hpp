@@ -137,6 +137,13 @@ class model {
     why = "this model does not save its state";
     return false;
   }
+  /// d output(out_vr) / d input(in_vr) at the current time, from the state and the inputs as
+  /// last set (after calculate()); false if the model does not provide it (its
+  /// modelDescription.xml then says providesDirectionalDerivative(s)="false").
+  virtual bool partial(std::uint32_t /*out_vr*/, std::uint32_t /*in_vr*/,
+                       double& /*value*/) const noexcept {
+    return false;
+  }
   /// d^order output / dt^order at the current time; false if the model does not provide it.
   virtual bool output_derivative(std::uint32_t /*vr*/, int /*order*/,
                                  double& /*value*/) const noexcept {
@@ -172,5 +179,25 @@ class model {
 /// Defined by each FMU.
 std::unique_ptr<model> make_model();
 extern const char* const model_token;
+
+/// out = J seed, J = d unknowns / d knowns from m.partial (FMI 2.0 / 3.0 directional
+/// derivatives of scalar variables). False with `why` naming the first missing derivative.
+inline bool directional_derivative(const model& m, const std::uint32_t* unknowns, std::size_t nu,
+                                   const std::uint32_t* knowns, std::size_t nk, const double* seed,
+                                   double* out, std::string& why) {
+  for (std::size_t u = 0; u < nu; ++u) {
+    out[u] = 0.0;
+    for (std::size_t k = 0; k < nk; ++k) {
+      double d = 0.0;
+      if (!m.partial(unknowns[u], knowns[k], d)) {
+        why = "no derivative of value reference " + std::to_string(unknowns[u]) +
+              " with respect to " + std::to_string(knowns[k]);
+        return false;
+      }
+      out[u] += d * seed[k];
+    }
+  }
+  return true;
+}
 
 }  // namespace cosim::fmu_kit

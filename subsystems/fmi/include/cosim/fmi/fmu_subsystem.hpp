@@ -115,6 +115,9 @@ class fmu_subsystem final : public subsystem {
   [[nodiscard]] bool realtime_safe() const noexcept override { return false; }
   /// From the ModelStructure dependencies of modelDescription.xml.
   [[nodiscard]] bool output_depends_on(std::size_t o, std::size_t i) const noexcept override;
+  /// For a continuous Real (Float64) output depending on a continuous Real input, when the
+  /// FMU provides directional derivatives (and exports the function).
+  [[nodiscard]] bool provides_partial(std::size_t o, std::size_t i) const noexcept override;
   /// Why this FMU cannot roll back: canGetAndSetFMUstate not declared, or its binary lacks
   /// the state functions.
   [[nodiscard]] std::string state_refusal() const override;
@@ -146,6 +149,7 @@ class fmu_subsystem final : public subsystem {
   void do_update_outputs(time_point t) noexcept override;
   void do_record_variable(std::size_t v) override;
   std::span<const double> do_output_derivatives(std::size_t o) noexcept override;
+  double do_output_partial(std::size_t o, std::size_t i) noexcept override;
   bool do_can_save_state() const noexcept override;
   void do_prepare_state() override;
   bool do_save_state() noexcept override;

@@ -85,6 +85,8 @@ struct cosimulation {
   bool can_be_instantiated_only_once_per_process = false;
   bool needs_execution_tool = false;
   int max_output_derivative_order = 0;
+  /// providesDirectionalDerivative (FMI 2) / providesDirectionalDerivatives (FMI 3).
+  bool provides_directional_derivatives = false;
   bool provides_intermediate_update = false;     // FMI 3
   bool has_event_mode = false;                   // FMI 3
   bool might_return_early_from_do_step = false;  // FMI 3
