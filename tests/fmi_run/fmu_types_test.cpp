@@ -155,6 +155,21 @@ TEST(FmuTypes, Fmi2EnumerationIsExchangedAsInteger) {
   }
 }
 
+TEST(FmuTypes, BooleanInputIsTheNearestOfFalseAndTrue) {
+  // As the integer types: rounded to the nearest of 0 and 1, saturated (the input column:
+  // -300, -128.4, -1.6, 0.4, then 100.7 and larger).
+  for (const char* fmu : {"typed_fmi2", "typed_fmi3"}) {
+    SCOPED_TRACE(fmu);
+    run_result r;
+    run_system(system_text(fmu, {"flag"}, "p_flag = false", ""), r);
+    ASSERT_EQ(r.out.status, cosim::run_status::completed) << r.out.message;
+    for (std::size_t i = 0; i < input.size(); ++i) {
+      EXPECT_EQ(r.rows.at(i, "m.y_flag"), input[i] >= 0.5 ? 1.0 : 0.0) << "row " << i;
+      EXPECT_EQ(r.rows.at(i, "m.z_flag"), 0.0) << "row " << i;
+    }
+  }
+}
+
 // A Real parameter without start (FMI 2 requires one; some FMUs omit it) keeps the FMU's
 // own value (777 in typed.cpp) unless set; it was overwritten with 0.
 TEST(FmuTypes, AParameterWithoutStartKeepsTheFmusOwnValueUnlessSet) {

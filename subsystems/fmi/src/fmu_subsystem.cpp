@@ -656,7 +656,9 @@ void fmu_subsystem::set_inputs(time_point t) noexcept {
   }
   n = 0;
   for (std::size_t j = 0; st <= fmi2Warning && j < in_bool_.vrs.size(); ++j) {
-    const char b = in(in_bool_.slots[j], t) != 0.0 ? 1 : 0;
+    // Rounded to the nearest of false (0) and true (1), as the integer types round and
+    // saturate: 0.4 is false, -3 false, 0.5 and above true.
+    const char b = in(in_bool_.slots[j], t) >= 0.5 ? 1 : 0;
     if (!all && b == in_bool_last_[j]) continue;
     in_bool_last_[j] = b;
     send_vrs_[n] = in_bool_.vrs[j];

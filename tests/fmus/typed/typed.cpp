@@ -2,7 +2,8 @@
 // and z = p in the type itself, so the importer's conversions (double -> type on a set,
 // type -> double on a get) show in the results unchanged. FMI 3 (typed_fmi3): Float32, Int8,
 // UInt8, Int16, UInt16, UInt32, Int64, UInt64 and an Enumeration (Int64 values); FMI 2
-// (typed_fmi2): an Enumeration (Integer values), and a Real parameter without start. Each
+// (typed_fmi2): an Enumeration (Integer values), and a Real parameter without start. Both: a
+// Boolean. Each
 // modelDescription.xml lists only its own version's variables; the model holds all of them.
 #include <cstdint>
 
@@ -32,6 +33,7 @@ class typed final : public cosim::fmu_kit::model {
     declare(80, u64_);
     declare(90, enum3_);
     declare(100, enum2_);
+    declare(120, flag_);  // Boolean, FMI 2 and 3
     // FMI 2 only: a Real parameter its modelDescription.xml gives no start (non-compliant,
     // but seen): the importer must leave the FMU's own value unless the user sets one.
     add(110, causality::parameter, &own_);
@@ -62,6 +64,7 @@ class typed final : public cosim::fmu_kit::model {
     pass(u64_);
     pass(enum3_);
     pass(enum2_);
+    pass(flag_);
     own_out_ = own_;
   }
 
@@ -90,6 +93,7 @@ class typed final : public cosim::fmu_kit::model {
   echo<std::uint64_t> u64_;
   echo<std::int64_t> enum3_;  // FMI 3 Enumeration: Int64 values
   echo<std::int32_t> enum2_;  // FMI 2 Enumeration: Integer values
+  echo<bool> flag_;
   double own_ = 777.0, own_out_ = 0.0;
 };
 
