@@ -44,7 +44,8 @@ std::vector<key_doc> documented_keys() {
        "[[sources]]: manoeuvre:M1|M2|hold|M1_kappa2, step|ramp|impulse|sine (002, with amplitude, "
        "time, width, frequency), constant:V, csv:FILE:COLUMN, driver:NAME.CHANNEL"},
       {"output.record",
-       "columns: [\"sub.var\", {ref = \"sub.var\", as = \"name\"}]; a variable or an output"},
+       "columns: [\"sub.var\", {ref = \"sub.var\", as = \"name\"}]; a variable, an output or "
+       "an input (as the subsystem sees it at the row's time)"},
       // Presets and the common sections.
       {"model.name", "preset model to expand (see below); `cosim run X --print-system` shows it"},
       {"run.mode", "executor: offline (one thread, deterministic), threaded, realtime"},

@@ -258,6 +258,7 @@ void initialize_and_exchange(system& sys, const run_plan& plan) {
     sys.at(i).capture_partials(plan.start);
     scheme::deliver(sys, i, plan.start);
   }
+  for (std::size_t i = 0; i < sys.size(); ++i) sys.at(i).capture_inputs(plan.start);
 }
 
 void finish_outcome(run_outcome& out, const run_plan& plan, time_point t,

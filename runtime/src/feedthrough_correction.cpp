@@ -27,10 +27,12 @@ void enable(system& sys, std::size_t c) {
       if (k.to == cn.from && k.input == i) back = &k;
     if (back == nullptr || back->from != cn.to) continue;  // not fed by this consumer
     const std::string in = producer.name() + "." + producer.input(i).desc().name;
-    COSIM_INPUT_CHECK(producer.provides_partial(cn.output, i), errc::model,
-                      where + ": '" + producer.name() + "' does not give the derivative of '" +
-                          out + "' with respect to '" + in +
-                          "' (an FMU gives it only with providesDirectionalDerivative(s))");
+    if (!producer.provides_partial(cn.output, i)) {
+      const std::string why = producer.partial_refusal(cn.output, i);
+      throw error(errc::model,
+                  where + ": '" + producer.name() + "' does not give the derivative of '" + out +
+                      "' with respect to '" + in + "'" + (why.empty() ? "" : ": " + why));
+    }
     COSIM_INPUT_CHECK(terms.count < input_port::max_feedthrough_terms, errc::model,
                       where + ": more than 4 inputs of '" + producer.name() + "' fed by '" +
                           consumer.name() + "'");

@@ -63,16 +63,20 @@ bool advance(subsystem& s, time_point t, duration H) noexcept {
     if (!s.multirate().active()) {
       const bool ok = s.steps(t, s.step_size(), s.steps_per(H));
       s.update_outputs(t + H);
+      if (s.records_inputs()) s.capture_inputs(t + H);
       return ok && outputs_finite(s);
     }
-    return advance_interval(s, t, H);
+    const bool ok = advance_interval(s, t, H);
+    if (s.records_inputs()) s.capture_inputs(t + H);
+    return ok;
   }
   s.apply_feedthrough();  // before the energy correction reads the samples
   correction::begin_interval(s, t, H);
   const bool ok = advance_interval(s, t, H);
-  s.capture_partials(t + H);  // with the outputs, before any input moves on
+  const bool partials = s.capture_partials(t + H);  // with the outputs, before inputs move on
+  s.capture_inputs(t + H);
   correction::end_interval(s, t + H, H);
-  return ok;
+  return ok && partials;
 }
 
 double delivered_output(const subsystem& s, std::size_t o) noexcept {

@@ -96,13 +96,19 @@ void system::add_probe(const std::string& column, const std::string& ref) {
     }
   if (p.value == nullptr) {
     const std::size_t o = s.find_output(r.port);
-    if (o == subsystem::npos) {
+    const std::size_t in = s.find_input(r.port);
+    if (o != subsystem::npos) {
+      p.value = &s.outputs()[o];
+      p.unit = s.output_desc(o).unit;
+    } else if (in != subsystem::npos) {
+      p.value = s.record_input(in);  // the value the subsystem sees at each row's time
+      p.unit = s.input(in).desc().unit;
+    } else {
       const std::string why = s.not_exchanged(r.port);
-      throw error(errc::model, "subsystem '" + r.subsystem + "' has no variable or output '" +
-                                   r.port + "'" + (why.empty() ? "" : ": " + why));
+      throw error(errc::model, "subsystem '" + r.subsystem +
+                                   "' has no variable, output or input '" + r.port + "'" +
+                                   (why.empty() ? "" : ": " + why));
     }
-    p.value = &s.outputs()[o];
-    p.unit = s.output_desc(o).unit;
   }
   probes_.push_back(std::move(p));
 }

@@ -459,7 +459,7 @@ TEST(FmuSystemFile, ArrayVariablesAreNamedAsArraysWhereUsed) {
       "[run]\nduration = 0.1\nmacro_step = 0.01\n[subsystems.m]\nfmu = \"" + fmu + "\"\n";
   const std::string why = "the FMU declares A as Float64 array (<Dimension>)";
   std::string e = error_of_system(dir, head + "[output]\nrecord = [\"m.A\"]\n", true);
-  EXPECT_NE(e.find("has no variable or output 'A': " + why), std::string::npos) << e;
+  EXPECT_NE(e.find("has no variable, output or input 'A': " + why), std::string::npos) << e;
   e = error_of_system(dir, head + "parameters = { A = [2.0, 0.0, 0.0, 2.0] }\n", true);
   EXPECT_NE(e.find("subsystems.m.parameters.A: " + fmu +
                    ": parameter \"A\" has type Float64 array (<Dimension>), which cannot be set"),

@@ -14,6 +14,7 @@
 
 #include "cosim/rt_config/scenario.hpp"
 #include "cosim/runtime/error.hpp"
+#include "row_table.hpp"
 #include "temp_dir.hpp"
 
 namespace {
@@ -290,7 +291,7 @@ TEST(SystemFile, UnknownRecordedVariableNamesItsLine) {
   const std::string t = replace(base, "record = [{ ref = \"mass1.x\", as = \"x1\" }, \"mass2.x\"]",
                                 "record = [\n  \"mass2.x\",\n  \"mass2.nope\",\n]");
   expect_names(error_of(dir, t), line_of(t, "\"mass2.nope\""), "output.record[1]",
-               "no variable or output 'nope'");
+               "no variable, output or input 'nope'");
 }
 
 // Scenario files take <subsystem>.step; in a system file the same key written that way says
@@ -298,6 +299,27 @@ TEST(SystemFile, UnknownRecordedVariableNamesItsLine) {
 // Every results.csv has t, dP, dE, sum_abs_dE (and iterations, defect with iterative
 // coupling): a record named like one of them made a header with a column twice, which
 // `cosim compare` then refused. An empty `as` was silently ignored.
+// An input is recorded as the value the subsystem sees at the row's time: with ZOH Jacobi the
+// sample its producer delivered one macro step earlier (000 Sect. 2.2), so mass2's force
+// input at row n + 1 is mass1's force output at row n, and mass1's position inputs likewise.
+TEST(SystemFile, InputsAreRecordedAsTheSubsystemSeesThem) {
+  temp_dir dir;
+  const std::string t = replace(base, "record = [{ ref = \"mass1.x\", as = \"x1\" }, \"mass2.x\"]",
+                                "record = [\"mass1.f\", \"mass2.f1\", \"mass2.x\", \"mass1.x2\"]");
+  std::ofstream(dir / "sys.toml") << t;
+  const auto b = config::build(config::load_scenario(dir / "sys.toml"));
+  cosim::test::row_table rows;
+  ASSERT_EQ(cosim::run_offline(b->sys, b->plan, b->limits, rows).status,
+            cosim::run_status::completed);
+  ASSERT_EQ(rows.rows(), 101u);
+  EXPECT_EQ(rows.at(0, "mass2.f1"), rows.at(0, "mass1.f"));  // the start-up exchange
+  for (std::size_t r = 1; r < rows.rows(); ++r) {
+    EXPECT_EQ(rows.at(r, "mass2.f1"), rows.at(r - 1, "mass1.f")) << "row " << r;
+    EXPECT_EQ(rows.at(r, "mass1.x2"), rows.at(r - 1, "mass2.x")) << "row " << r;
+  }
+  EXPECT_NE(rows.at(50, "mass2.f1"), rows.at(50, "mass1.f"));  // it does lag
+}
+
 TEST(SystemFile, ARecordNamedLikeABuiltInColumnOrEmptyIsRefused) {
   temp_dir dir;
   const std::string record = "{ ref = \"mass1.x\", as = \"x1\" }";

@@ -319,6 +319,24 @@ bool fmu_subsystem::provides_partial(std::size_t o, std::size_t i) const noexcep
          continuous_real(md.variables[input_var_[i]]);
 }
 
+std::string fmu_subsystem::partial_refusal(std::size_t o, std::size_t i) const {
+  const model_description& md = fmu_->file().md;
+  const std::string flag =
+      major_ == 2 ? "providesDirectionalDerivative" : "providesDirectionalDerivatives";
+  if (!md.cosim || !md.cosim->provides_directional_derivatives)
+    return where_ + " does not declare " + flag + " (directional derivatives)";
+  if (major_ == 2 ? api_->get_directional2 == nullptr : api_->get_directional3 == nullptr)
+    return where_ + " declares " + flag + " but its binary does not export " +
+           (major_ == 2 ? "fmi2GetDirectionalDerivative" : "fmi3GetDirectionalDerivative");
+  for (const std::size_t k : {output_var_[o], input_var_[i]}) {
+    const variable& v = md.variables[k];
+    if (v.type != var_type::real || v.variab != variability::continuous || v.is_array)
+      return where_ + ": '" + v.name +
+             "' is not a continuous Real (Float64) scalar, which directional derivatives need";
+  }
+  return {};
+}
+
 double fmu_subsystem::do_output_partial(std::size_t o, std::size_t i) noexcept {
   // d y / d u with seed 1 at the current communication point (FMI 2.0 Sect. 3.2.1, FMI 3.0
   // Sect. 3.2.1: allowed after a completed step; the inputs were set at that point).
@@ -333,6 +351,13 @@ double fmu_subsystem::do_output_partial(std::size_t o, std::size_t i) noexcept {
       major_ == 2
           ? static_cast<int>(api_->get_directional2(instance_, &out, 1, &in, 1, &seed, &d))
           : static_cast<int>(api_->get_directional3(instance_, &out, 1, &in, 1, &seed, 1, &d, 1));
+  if (st <= fmi2Warning && !std::isfinite(d)) {
+    (void)fail(fmu_stop::failed,
+               major_ == 2 ? "fmi2GetDirectionalDerivative gave a non-finite derivative"
+                           : "fmi3GetDirectionalDerivative gave a non-finite derivative",
+               no_fmu_status, fmu_time(comm_t_));
+    return d;
+  }
   if (st > fmi2Warning) {
     if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
     (void)fail(st == fmi2Discard ? fmu_stop::discarded : fmu_stop::failed,

@@ -1,6 +1,8 @@
 // Pure feedthrough y = gain * u: no state, the output depends on the input at the same time
 // (ModelStructure: y depends on u), for algebraic-loop detection and evaluation-order tests.
 // The local u_sets counts the importer's sets of u (the importer sends only changed inputs).
+// Directional derivative d y / d u = gain, NaN from the time bad_partial_from on (a faulty
+// FMU, for the importer's stop).
 // Built as feedthrough_fmi2 and feedthrough_fmi3.
 #include <cmath>
 
@@ -19,6 +21,7 @@ class feedthrough final : public cosim::fmu_kit::model {
     add(2, causality::output, &y_);
     add(3, causality::parameter, &gain_);
     add(4, causality::local, &u_sets_);
+    add(5, causality::parameter, &bad_partial_from_);
   }
 
   bool initialize(double t0, std::string& why) override {
@@ -39,10 +42,10 @@ class feedthrough final : public cosim::fmu_kit::model {
   }
 
   void calculate() noexcept override { y_ = gain_ * u_; }
-  // d y / d u = gain; nothing else depends on an input.
+  // d y / d u = gain (NaN from bad_partial_from on); nothing else depends on an input.
   bool partial(std::uint32_t out, std::uint32_t in, double& value) const noexcept override {
     if (out != 2 || in != 1) return false;
-    value = gain_;
+    value = time_ >= bad_partial_from_ ? std::nan("") : gain_;
     return true;
   }
   void on_set(std::uint32_t vr) noexcept override {
@@ -53,6 +56,7 @@ class feedthrough final : public cosim::fmu_kit::model {
   double time_ = 0.0;
   double u_ = 0.0, y_ = 0.0;
   double gain_ = 2.0;
+  double bad_partial_from_ = 1e300;
   std::int32_t u_sets_ = 0;
 };
 

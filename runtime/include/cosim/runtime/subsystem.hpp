@@ -11,6 +11,7 @@
 // inputs extrapolated to t (000 Eq. (24)). Both are noexcept and must not allocate:
 // they form the real-time path.
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -100,12 +101,16 @@ class subsystem {
     return partial_captures_;
   }
   void add_feedthrough_input(std::size_t i) { feedthrough_inputs_.push_back(i); }
-  /// Called right after update_outputs(t), on the thread that stepped the subsystem.
-  void capture_partials(time_point t) noexcept {
+  /// Called right after update_outputs(t), on the thread that stepped the subsystem. False
+  /// if a derivative is not finite (the run then stops as for a non-finite output).
+  bool capture_partials(time_point t) noexcept {
+    bool finite = true;
     for (partial_capture& p : partial_captures_) {
       p.d = output_partial(p.output, p.input);
       p.u = inputs_[p.input].value_at(t);
+      finite = finite && std::isfinite(p.d);
     }
+    return finite;
   }
   /// At the start of an interval, after the samples for its start time arrived.
   void apply_feedthrough() noexcept {
@@ -120,6 +125,10 @@ class subsystem {
   /// Whether output_partial(o, i) gives d(output o)/d(input i) (setup time). Default: no.
   [[nodiscard]] virtual bool provides_partial(std::size_t /*o*/, std::size_t /*i*/) const noexcept {
     return false;
+  }
+  /// Why provides_partial(o, i) is false, for the refusal; "" if there is nothing to add.
+  [[nodiscard]] virtual std::string partial_refusal(std::size_t /*o*/, std::size_t /*i*/) const {
+    return {};
   }
   /// d(output o)/d(input i) at the last update_outputs() time, for a pair provides_partial()
   /// accepts: the direct feedthrough (000 Eq. (24)) the feedthrough correction removes.
@@ -153,6 +162,20 @@ class subsystem {
   /// Variable v (index into variables()) is recorded: system::add_probe announces it before
   /// initialize(). Default: every variable is always current.
   void record_variable(std::size_t v) { do_record_variable(v); }
+  /// Input i is recorded: the returned value is input(i).value_at(t) after every interval
+  /// ending at t (capture_inputs), i.e. what the subsystem sees at the row's time. Setup only
+  /// (allocates); the pointer stays valid for the subsystem's life.
+  const double* record_input(std::size_t i) {
+    if (input_values_.size() != inputs_.size()) input_values_.assign(inputs_.size(), 0.0);
+    if (std::find(recorded_inputs_.begin(), recorded_inputs_.end(), i) == recorded_inputs_.end())
+      recorded_inputs_.push_back(i);
+    return &input_values_[i];
+  }
+  [[nodiscard]] bool records_inputs() const noexcept { return !recorded_inputs_.empty(); }
+  /// The recorded inputs' values at t; on the thread that stepped the subsystem.
+  void capture_inputs(time_point t) noexcept {
+    for (std::size_t i : recorded_inputs_) input_values_[i] = inputs_[i].value_at(t);
+  }
 
   /// Run hooks, called by every executor on its calling thread (never a real-time one).
   /// start(): after initialisation and the start-up exchange, before the first step; a
@@ -249,6 +272,8 @@ class subsystem {
   std::vector<energy_correction> corrections_;
   std::vector<partial_capture> partial_captures_;
   std::vector<std::size_t> feedthrough_inputs_;
+  std::vector<double> input_values_;  // recorded inputs (record_input), by input index
+  std::vector<std::size_t> recorded_inputs_;
   std::vector<variable_desc> variables_;
   duration step_size_{0};
   duration steps_H_{0}, steps_h_{0};  // steps_per()'s last arguments and result

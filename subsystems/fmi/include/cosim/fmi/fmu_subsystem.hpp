@@ -118,6 +118,7 @@ class fmu_subsystem final : public subsystem {
   /// For a continuous Real (Float64) output depending on a continuous Real input, when the
   /// FMU provides directional derivatives (and exports the function).
   [[nodiscard]] bool provides_partial(std::size_t o, std::size_t i) const noexcept override;
+  [[nodiscard]] std::string partial_refusal(std::size_t o, std::size_t i) const override;
   /// Why this FMU cannot roll back: canGetAndSetFMUstate not declared, or its binary lacks
   /// the state functions.
   [[nodiscard]] std::string state_refusal() const override;

@@ -1,5 +1,5 @@
 #pragma once
-// Every row of a run in memory, by column name (run_request::also), for the FMU run tests.
+// Every row of a run in memory, by column name (a row_sink, e.g. run_request::also).
 #include <algorithm>
 #include <span>
 #include <stdexcept>
