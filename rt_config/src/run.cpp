@@ -135,6 +135,25 @@ std::string summary_json(const scenario& sc, const run_outcome& o, const std::st
       if (sys.at(i).has_statistics()) sys.at(i).write_statistics(j);
     j.end_array();
   }
+  // The inputs a coupling correction acted on, whichever key turned it on.
+  const auto corrected = [&](const char* key, auto&& is_corrected) {
+    std::vector<std::string> refs;
+    for (std::size_t s = 0; s < sys.size(); ++s)
+      for (std::size_t i = 0; i < sys.at(s).input_count(); ++i)
+        if (is_corrected(sys.at(s), i))
+          refs.push_back(sys.at(s).name() + "." + sys.at(s).input(i).desc().name);
+    if (refs.empty()) return;
+    j.key(key).begin_array();
+    for (const std::string& r : refs) j.value(r);
+    j.end_array();
+  };
+  corrected("energy_corrected_inputs", [](const subsystem& s, std::size_t i) {
+    for (const energy_correction& c : s.corrections())
+      if (c.input == i) return true;
+    return false;
+  });
+  corrected("feedthrough_corrected_inputs",
+            [](const subsystem& s, std::size_t i) { return s.input(i).feedthrough().count > 0; });
   j.key("results").value(results_csv);
   j.key("config").raw(to_json(sc));
   j.end_object();

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -222,6 +224,21 @@ TEST(FmuRun, FeedthroughCorrectionFromTheFmusDirectionalDerivative) {
         ASSERT_NEAR(r.rows.at(n, "mass.v"), std::pow(-0.5, static_cast<double>(n)), 1e-12)
             << "row " << n;
     }
+}
+
+TEST(FmuRun, SummaryListsTheFeedthroughCorrectedInputs) {
+  const cosim::test::temp_dir dir;
+  cosim::config::run_request req;
+  req.scenario = dir.file("system.toml", damped_mass("feedthrough_fmi3", ""));
+  req.out_dir = dir / "out";
+  req.quiet = true;
+  ASSERT_EQ(cosim::config::run_scenario(req, nullptr).outcome.status, cosim::run_status::completed);
+  std::ifstream in(dir / "out/summary.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"feedthrough_corrected_inputs\": [\n    \"mass.f1\"\n  ]"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("energy_corrected_inputs"), std::string::npos) << text;
 }
 
 TEST(FmuRun, ANonFiniteDirectionalDerivativeStopsTheRun) {

@@ -83,6 +83,9 @@ class subsystem {
 
   /// Energy-corrected inputs (energy_correction.hpp), set up before the run.
   [[nodiscard]] std::span<energy_correction> corrections() noexcept { return corrections_; }
+  [[nodiscard]] std::span<const energy_correction> corrections() const noexcept {
+    return corrections_;
+  }
   void add_correction(const energy_correction& c) { corrections_.push_back(c); }
 
   /// Feedthrough correction (feedthrough_correction.hpp), set up before the run. As a
