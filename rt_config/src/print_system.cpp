@@ -215,8 +215,10 @@ std::string system_toml(const scenario& sc) {
     o << "\n[[connections]]\nfrom = " << str(c.from) << "\nto = " << str(c.to) << "\n";
     if (c.extrapolation) o << "extrapolation = " << *c.extrapolation << "\n";
     if (c.hold) o << "hold = true\n";
-    if (c.energy_correction) o << "energy_correction = true\n";
-    if (c.feedthrough_correction) o << "feedthrough_correction = true\n";
+    if (c.energy_correction)
+      o << "energy_correction = " << (*c.energy_correction ? "true" : "false") << "\n";
+    if (c.feedthrough_correction)
+      o << "feedthrough_correction = " << (*c.feedthrough_correction ? "true" : "false") << "\n";
   }
   for (const auto& b : sc.system.bonds) {
     o << "\n[[bonds]]\nname = " << str(b.name) << "\nterms = [\n";

@@ -518,11 +518,15 @@ void apply_energy_correction(const scenario& sc, built_scenario& b) {
   const correction_method method = sc.coupling.energy_correction_method == "balance"
                                        ? correction_method::balance
                                        : correction_method::remove;
+  // Connections whose own energy_correction = false opts them out of [coupling] and bonds.
+  std::vector<std::size_t> opted_out;
+  for (const auto& c : sc.system.connections)
+    if (!c.energy_correction.value_or(true)) opted_out.push_back(sys.connection_to(c.to));
   const auto enable_bond = [&](const power_bond& bond) {
-    for (const bond_term& t : bond.terms) {
-      correction::enable(sys, t.effort, method);
-      correction::enable(sys, t.flow, method);
-    }
+    for (const bond_term& t : bond.terms)
+      for (const std::size_t c : {t.effort, t.flow})
+        if (std::find(opted_out.begin(), opted_out.end(), c) == opted_out.end())
+          correction::enable(sys, c, method);
   };
   if (sc.coupling.energy_correction) {
     COSIM_INPUT_CHECK(!sys.bonds().empty(), errc::config_value,
@@ -537,7 +541,7 @@ void apply_energy_correction(const scenario& sc, built_scenario& b) {
       if (bond.name == d.name) enable_bond(bond);
   }
   for (const auto& c : sc.system.connections) {
-    if (!c.energy_correction) continue;
+    if (!c.energy_correction.value_or(false)) continue;
     try {
       correction::enable(sys, sys.connection_to(c.to), method);
     } catch (const error& e) {
@@ -584,10 +588,15 @@ void apply_feedthrough_correction(const scenario& sc, built_scenario& b) {
   system& sys = b.sys;
   if (sc.coupling.feedthrough_correction) {
     const std::string where = sc.file + ": coupling.feedthrough_correction = true: ";
-    std::size_t enabled = 0;
+    std::vector<std::size_t> opted_out;  // feedthrough_correction = false on the connection
+    for (const auto& d : sc.system.connections)
+      if (!d.feedthrough_correction.value_or(true)) opted_out.push_back(sys.connection_to(d.to));
+    std::size_t applicable = 0;
     for (std::size_t k = 0; k < sys.connections().size(); ++k) {
       const connection& c = sys.connections()[k];
       if (!feedthrough_applies(sys, c)) continue;
+      ++applicable;
+      if (std::find(opted_out.begin(), opted_out.end(), k) != opted_out.end()) continue;
       const std::string no = feedthrough_refusal(sc, sys, c);
       if (!no.empty()) throw error(errc::config_value, where + no);
       try {
@@ -595,15 +604,14 @@ void apply_feedthrough_correction(const scenario& sc, built_scenario& b) {
       } catch (const error& e) {
         throw error(errc::config_value, where + e.what());
       }
-      ++enabled;
     }
-    COSIM_INPUT_CHECK(enabled > 0, errc::config_value,
+    COSIM_INPUT_CHECK(applicable > 0, errc::config_value,
                       where +
                           "no output has direct feedthrough from an input its own consumer "
                           "feeds (nothing to correct)");
   }
   for (const auto& d : sc.system.connections) {
-    if (!d.feedthrough_correction) continue;
+    if (!d.feedthrough_correction.value_or(false)) continue;
     const std::size_t k = sys.connection_to(d.to);
     const std::string no = feedthrough_refusal(sc, sys, sys.connections()[k]);
     if (!no.empty()) fail(d.at, d.at.key + ".feedthrough_correction", "true: " + no);

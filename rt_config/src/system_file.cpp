@@ -243,8 +243,8 @@ void read_system_rest(config_reader& r, scenario& sc) {
     if (c.hold && c.extrapolation.value_or(0) != 0)
       r.fail(key + ".hold", "holds the last value: it cannot also extrapolate with order " +
                                 std::to_string(*c.extrapolation));
-    c.energy_correction = r.opt_bool(key + ".energy_correction").value_or(false);
-    c.feedthrough_correction = r.opt_bool(key + ".feedthrough_correction").value_or(false);
+    c.energy_correction = r.opt_bool(key + ".energy_correction");
+    c.feedthrough_correction = r.opt_bool(key + ".feedthrough_correction");
     only_keys(
         r, key,
         {"from", "to", "extrapolation", "hold", "energy_correction", "feedthrough_correction"});

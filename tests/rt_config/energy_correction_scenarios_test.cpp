@@ -315,4 +315,20 @@ TEST(FeedthroughCorrectionScenarios, RefusedWhereItCannotWork) {
   EXPECT_NE(m.find("nothing to correct"), std::string::npos) << m;
 }
 
+TEST(FeedthroughCorrectionScenarios, AConnectionSetToFalseOptsOutOfTheCouplingKey) {
+  // The crane's force connection (connections[2], hyd.fh -> mbs.fh) opts out of both
+  // [coupling] corrections; the flow input mbs.sd -> hyd.sd keeps its energy correction.
+  const auto b = config::build(config::load_scenario(
+      COSIM_SOURCE_DIR "/rt_config/systems/crane_m1_fs.toml",
+      {"coupling.energy_correction=true", "coupling.feedthrough_correction=true",
+       "connections[2].energy_correction=false", "connections[2].feedthrough_correction=false",
+       "connections[0].feedthrough_correction=false"}));
+  const subsystem& mbs = b->sys.at(b->sys.index_of("mbs"));
+  const subsystem& hyd = b->sys.at(b->sys.index_of("hyd"));
+  EXPECT_EQ(mbs.input(mbs.find_input("fh")).feedthrough().count, 0u);
+  EXPECT_TRUE(mbs.corrections().empty());
+  ASSERT_EQ(hyd.corrections().size(), 1u);
+  EXPECT_EQ(hyd.corrections()[0].input, hyd.find_input("sd"));
+}
+
 }  // namespace

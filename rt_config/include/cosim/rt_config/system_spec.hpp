@@ -71,10 +71,12 @@ struct connection_decl {
   /// Hold the last value (zero-order hold whatever [coupling] says), e.g. valve commands.
   bool hold = false;
   origin at;
-  /// Energy-based correction of this input (energy_correction.hpp); needs a bond.
-  bool energy_correction = false;
-  /// Feedthrough correction of this input (feedthrough_correction.hpp).
-  bool feedthrough_correction = false;
+  /// Energy-based correction of this input (energy_correction.hpp); needs a bond. false:
+  /// not this input, whatever [coupling] or its bond say; unset: as they say.
+  std::optional<bool> energy_correction{};
+  /// Feedthrough correction of this input (feedthrough_correction.hpp); false and unset as
+  /// energy_correction.
+  std::optional<bool> feedthrough_correction{};
 };
 
 /// One effort/flow pair of a power bond (000 Sect. 3.1), each named by its connection
