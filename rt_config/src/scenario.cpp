@@ -482,7 +482,11 @@ std::unique_ptr<built_scenario> build(const scenario& sc) {
   }
   fill_plan(sc, *b);
   // Before any results folder is touched (an FMU without canGetAndSetFMUstate).
-  check_rollback(b->sys, b->plan);
+  try {
+    check_rollback(b->sys, b->plan);
+  } catch (const error& e) {
+    throw error(e.code(), sc.file + ": " + e.what());
+  }
   return b;
 }
 

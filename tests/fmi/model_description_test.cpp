@@ -201,4 +201,36 @@ TEST(ModelDescription, RefusedDescriptions) {
   EXPECT_NE(index.find("index must be from 1 to 1"), std::string::npos) << index;
 }
 
+TEST(ModelDescription, DependencyKindsAndOutputsAreChecked) {
+  // One known kind per dependency, only with dependencies, each output listed once.
+  const std::string head =
+      R"(<fmiModelDescription fmiVersion="3.0" modelName="m" instantiationToken="g">
+<ModelVariables><Float64 name="u" valueReference="1" causality="input" start="0"/>
+<Float64 name="v" valueReference="2" causality="input" start="0"/>
+<Float64 name="y" valueReference="3" causality="output"/></ModelVariables>
+<ModelStructure>)";
+  const auto with = [&](const std::string& outputs) {
+    return error_of(head + outputs + "</ModelStructure></fmiModelDescription>");
+  };
+  EXPECT_EQ(
+      with(R"(<Output valueReference="3" dependencies="1 2" dependenciesKind="fixed dependent"/>)"),
+      "");
+  std::string e =
+      with(R"(<Output valueReference="3" dependencies="1" dependenciesKind="wobbly"/>)");
+  EXPECT_NE(e.find("modelDescription.xml:5:"), std::string::npos) << e;
+  EXPECT_NE(e.find("dependenciesKind \"wobbly\" is not one of"), std::string::npos) << e;
+  e = with(R"(<Output valueReference="3" dependencies="1 2" dependenciesKind="fixed"/>)");
+  EXPECT_NE(e.find("lists 1 kind for 2 dependencies"), std::string::npos) << e;
+  e = with(R"(<Output valueReference="3" dependenciesKind="fixed"/>)");
+  EXPECT_NE(e.find("dependenciesKind without dependencies"), std::string::npos) << e;
+  e = with(R"(<Output valueReference="3" dependencies="1"/><Output valueReference="3"/>)");
+  EXPECT_NE(e.find("output \"y\" is listed twice"), std::string::npos) << e;
+  // FMI 2.0 knows no "independent" kind.
+  e = error_of(R"(<fmiModelDescription fmiVersion="2.0" modelName="m" guid="g">
+<ModelVariables><ScalarVariable name="u" valueReference="1" causality="input"><Real start="0"/></ScalarVariable>
+<ScalarVariable name="y" valueReference="2" causality="output"><Real/></ScalarVariable></ModelVariables>
+<ModelStructure><Outputs><Unknown index="2" dependencies="1" dependenciesKind="independent"/></Outputs></ModelStructure></fmiModelDescription>)");
+  EXPECT_NE(e.find("dependenciesKind \"independent\" is not one of"), std::string::npos) << e;
+}
+
 }  // namespace

@@ -178,12 +178,13 @@ void expect_refused(const std::string& file, const std::vector<std::string>& nee
 }
 
 // The bouncing ball keeps canGetAndSetFMUstate="false": an iterative run is refused before
-// it starts, naming the FMU file, the subsystem and the flag (FMI 2 and FMI 3 spelling).
+// it starts, naming the system file, the FMU file, the subsystem and the flag (FMI 2 and FMI 3
+// spelling).
 TEST(FmuState, RefusedWithoutCanGetAndSetFmuState) {
   const cosim::test::temp_dir dir;
   expect_refused(dir.file("b2.toml", one_fmu("bouncing_ball_fmi2", "\"m.h\"")),
-                 {fmu_path("bouncing_ball_fmi2"), "subsystem 'm'", "canGetAndSetFMUstate",
-                  "run.iterations = 3"});
+                 {dir / "b2.toml: ", fmu_path("bouncing_ball_fmi2"), "subsystem 'm'",
+                  "canGetAndSetFMUstate", "run.iterations = 3"});
   expect_refused(dir.file("b3.toml", one_fmu("bouncing_ball_fmi3", "\"m.h\"")),
                  {fmu_path("bouncing_ball_fmi3"), "subsystem 'm'", "canGetAndSetFMUState"});
   // Refused while the system is built, before `cosim run` touches a results folder (the

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <map>
 #include <pugixml.hpp>
+#include <sstream>
+#include <string>
 
 #include "cosim/runtime/error.hpp"
 
@@ -470,6 +472,32 @@ model_description parse_model_description(std::string_view xml, const std::strin
   }
 
   if (const pugi::xml_node ms = root.child("ModelStructure")) {
+    // dependenciesKind: one known kind per dependency, and only with dependencies (FMI 2.0
+    // Sect. 2.2.8, FMI 3.0 Sect. 2.4.8); an output listed once.
+    const auto check_output = [&](const pugi::xml_node& u, const output_dependencies& o) {
+      for (const output_dependencies& seen : md.outputs)
+        if (seen.variable == o.variable)
+          r.fail(u, "output \"" + md.variables[o.variable].name +
+                        "\" is listed twice in <ModelStructure>");
+      const pugi::xml_attribute kinds = u.attribute("dependenciesKind");
+      if (!kinds) return;
+      if (!o.depends_on)
+        r.fail(u, "dependenciesKind without dependencies (one kind per dependency)");
+      std::size_t n = 0;
+      std::istringstream words(kinds.value());
+      for (std::string k; words >> k; ++n) {
+        const bool known = k == "dependent" || k == "constant" || k == "fixed" || k == "tunable" ||
+                           k == "discrete" || (major >= 3 && k == "independent");
+        if (!known)
+          r.fail(u, "dependenciesKind \"" + k +
+                        "\" is not one of dependent, constant, fixed, "
+                        "tunable, discrete" +
+                        (major >= 3 ? ", independent" : ""));
+      }
+      if (n != o.depends_on->size())
+        r.fail(u, "dependenciesKind lists " + std::to_string(n) + (n == 1 ? " kind" : " kinds") +
+                      " for " + std::to_string(o.depends_on->size()) + " dependencies");
+    };
     if (major == 2) {
       // Outputs/Unknown: index and dependencies are 1-based ScalarVariable indices.
       for (pugi::xml_node u = ms.child("Outputs").child("Unknown"); u;
@@ -488,6 +516,7 @@ model_description parse_model_description(std::string_view xml, const std::strin
             o.depends_on->push_back(static_cast<std::size_t>(d - 1));
           }
         }
+        check_output(u, o);
         md.outputs.push_back(std::move(o));
       }
     } else {
@@ -518,6 +547,7 @@ model_description parse_model_description(std::string_view xml, const std::strin
           for (std::uint64_t d : r.list(u, "dependencies"))
             o.depends_on->push_back(index_of_vr(u, d));
         }
+        check_output(u, o);
         md.outputs.push_back(std::move(o));
       }
     }
