@@ -140,6 +140,7 @@ tune_options read_options(const tune_request& req, const config::scenario& sc) {
   if (auto v = r.opt_string_list("tune.interfaces")) o.interfaces = *v;
   if (auto v = r.opt_string_list("tune.schemes")) o.schemes = *v;
   if (auto v = r.opt_string_list("tune.force_outputs")) o.force_outputs = *v;
+  if (auto v = r.opt_string_list("tune.corrections")) o.corrections = *v;
   if (auto v = r.opt_string_list("tune.manoeuvres")) o.manoeuvres = *v;
   if (auto v = r.opt_string("tune.column")) o.column = *v;
   for (const auto& sub : r.table_keys("tune.integrators")) {
@@ -167,6 +168,7 @@ tune_options read_options(const tune_request& req, const config::scenario& sc) {
   if (!c.test_inputs.empty()) o.test_inputs = c.test_inputs;
   if (!c.schemes.empty()) o.schemes = c.schemes;
   if (!c.manoeuvres.empty()) o.manoeuvres = c.manoeuvres;
+  if (!c.corrections.empty()) o.corrections = c.corrections;
 
   if (!(o.H_inc > 0.0) || !std::isfinite(o.H_inc))
     refuse("tune.H_inc = " + num(o.H_inc) +
@@ -223,6 +225,8 @@ tune_options read_options(const tune_request& req, const config::scenario& sc) {
     const auto it = sc.options.find("force_output");
     o.force_outputs.push_back(it != sc.options.end() ? it->second : "sample");
   }
+  if (o.corrections.empty() && !r.has("tune.corrections") && c.corrections.empty())
+    o.corrections.emplace_back(sc.coupling.feedthrough_correction ? "feedthrough" : "none");
   for (const auto& [name, cfg] : sc.subsystems)
     if (o.integrators.count(name) == 0) o.integrators[name] = {cfg.integrator};
 
@@ -235,6 +239,9 @@ tune_options read_options(const tune_request& req, const config::scenario& sc) {
   for (const auto& s : o.force_outputs)
     if (s != "sample" && s != "mean")
       refuse("tune.force_outputs: '" + s + "' is not one of sample, mean");
+  for (const auto& s : o.corrections)
+    if (s != "none" && s != "feedthrough")
+      refuse("tune.corrections: '" + s + "' is not one of none, feedthrough");
   for (const auto& t : o.test_inputs)
     if (t != "step" && t != "ramp" && t != "impulse" && t != "sine")
       refuse("tune.test_inputs: '" + t +
@@ -247,10 +254,11 @@ CLI::App* add_tune_arguments(CLI::App& app, tune_request& req) {
       "tune",
       "Automated configuration search of paper 002 Sect. 2.4: replaces the valve command by the\n"
       "test inputs of 002 Eqs. (12)-(15), raises H from H_ini by H_inc for every configuration\n"
-      "(interface, scheme, extrapolation order, integrators) until sum|dE| vs H leaves the linear\n"
-      "region, and writes DIR/tune.csv (every run), DIR/tune.json (the search state and result)\n"
-      "and DIR/recommended.toml (the most conservative H over the test inputs of the best\n"
-      "configuration). An answer at an end of the grid says so (printed, \"at_bound\" in\n"
+      "(interface, scheme, extrapolation order, correction, integrators) until sum|dE| vs H\n"
+      "leaves the linear region, and writes DIR/tune.csv (every run), DIR/tune.json (the search\n"
+      "state and result) and DIR/recommended.toml (the most conservative H over the test inputs\n"
+      "of the best configuration). An answer at an end of the grid says so (printed, \"at_bound\" "
+      "in\n"
       "tune.json, a NOTE in recommended.toml): at H_max the true limit may be higher, at H_ini\n"
       "lower. With --largest-step: the largest H at which s1 stays within tune.tolerance of a\n"
       "fine reference, for M1 and M2 (DIR/largest_step.csv, DIR/largest_step.json).\n"
@@ -296,9 +304,13 @@ CLI::App* add_tune_arguments(CLI::App& app, tune_request& req) {
       ->delimiter(',');
   tune->add_option("--manoeuvres", req.cli.manoeuvres, "--largest-step manoeuvres (default M1,M2)")
       ->delimiter(',');
+  tune->add_option("--corrections", req.cli.corrections,
+                   "none,feedthrough: coupling corrections to try (tune.corrections; feedthrough "
+                   "only with direct Jacobi)")
+      ->delimiter(',');
   tune->footer(
       "[tune] keys: H_ini, H_inc, H_max [s]; test_inputs; sine_frequencies [Hz]; test_amplitude;\n"
-      "test_width [s]; duration [s]; orders; interfaces; schemes; force_outputs;\n"
+      "test_width [s]; duration [s]; orders; interfaces; schemes; force_outputs; corrections;\n"
       "integrators.<subsystem>; linear_factor; fine_step [s]; tolerance [m]; manoeuvres; column.");
   add_progress_flags(*tune, req.progress);
   return tune;

@@ -33,6 +33,9 @@ struct tune_options {
   std::vector<std::string> interfaces;     // default: scenario's, plus rim if possible
   std::vector<std::string> schemes;        // default: the scenario's
   std::vector<std::string> force_outputs;  // default: sample (rim only)
+  /// none, feedthrough (coupling.feedthrough_correction; direct Jacobi only). Default: the
+  /// scenario's.
+  std::vector<std::string> corrections;
   std::map<std::string, std::vector<std::string>> integrators;  // default: the scenario's
   double linear_factor = 2.0;
   // --largest-step
@@ -45,7 +48,7 @@ struct tune_options {
 struct cli_overrides {
   std::optional<double> H_ini, H_inc, H_max, factor, tolerance;
   std::vector<int> orders;
-  std::vector<std::string> interfaces, test_inputs, schemes, manoeuvres;
+  std::vector<std::string> interfaces, test_inputs, schemes, manoeuvres, corrections;
 };
 
 struct tune_request {

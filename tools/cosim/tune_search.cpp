@@ -56,13 +56,14 @@ std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
 }
 
 struct configuration {
-  std::string interface, scheme, force_output;
+  std::string interface, scheme, force_output, correction;
   int order = 0;
   std::vector<std::pair<std::string, std::string>> integrators;  // (subsystem, integrator)
 
   [[nodiscard]] std::string label() const {
     std::string s = interface + "/" + scheme + "/m" + std::to_string(order);
     if (interface == "rim") s += "/" + force_output;
+    if (correction != "none") s += "/" + correction;
     for (const auto& [sub, integ] : integrators) s += "/" + integ;
     return s;
   }
@@ -88,6 +89,8 @@ struct configuration {
       v.push_back(set("run.order", arr + "]"));
     }
     v.push_back(set("coupling.extrapolation", std::to_string(order)));
+    v.push_back(
+        set("coupling.feedthrough_correction", correction == "feedthrough" ? "true" : "false"));
     for (const auto& [sub, integ] : integrators) v.push_back(set(sub + ".integrator", integ));
     return v;
   }
@@ -120,7 +123,11 @@ std::vector<configuration> search_space(const tune_options& o) {
       for (int m : o.orders)
         for (const auto& fo : o.force_outputs) {
           if (itf != "rim" && fo != o.force_outputs.front()) continue;  // force output is RIM-only
-          for (const auto& ig : integ) out.push_back({itf, scheme, fo, m, ig});
+          for (const auto& corr : o.corrections) {
+            // The feedthrough correction: Jacobi only, and the RIM has no feedthrough output.
+            if (corr == "feedthrough" && (scheme != "jacobi" || itf == "rim")) continue;
+            for (const auto& ig : integ) out.push_back({itf, scheme, fo, corr, m, ig});
+          }
         }
   return out;
 }
@@ -248,6 +255,10 @@ std::string to_toml(const config::scenario& sc, const std::string& header) {
     if (cfg.step_set) t << "step = " << toml_float(cfg.step) << "\n";
   }
   t << "\n[coupling]\nextrapolation = " << sc.coupling.extrapolation << "\n";
+  if (sc.coupling.energy_correction)
+    t << "energy_correction = true\nenergy_correction_method = "
+      << toml_string(sc.coupling.energy_correction_method) << "\n";
+  if (sc.coupling.feedthrough_correction) t << "feedthrough_correction = true\n";
   const bool e = std::isfinite(sc.safety.energy_residual_limit);
   const bool p = std::isfinite(sc.safety.residual_power_limit);
   if (e || p) {
@@ -292,7 +303,8 @@ int run_search(const tune_request& req, const config::scenario& sc, const tune_o
   const std::vector<configuration> configs = search_space(o);
   if (configs.empty() || inputs.empty())
     refuse(
-        "the search space is empty (tune.interfaces, tune.schemes, tune.orders, tune.test_inputs, "
+        "the search space is empty (tune.interfaces, tune.schemes, tune.orders, tune.corrections "
+        "(feedthrough: direct Jacobi only), tune.test_inputs, "
         "tune.sine_frequencies and tune.integrators must each list at least one choice)");
   const std::vector<double> grid = h_grid(o);
 
@@ -331,17 +343,18 @@ int run_search(const tune_request& req, const config::scenario& sc, const tune_o
   COSIM_INPUT_CHECK(!ec, errc::io,
                     "cannot create output directory " + dir.string() + ": " + ec.message());
   std::ostringstream csv;
-  csv << "configuration,interface,scheme,order,force_output,integrators,test_input,H,sum_abs_dE,"
-         "ratio,status,wall_time_s\n";
+  csv << "configuration,interface,scheme,order,force_output,correction,integrators,test_input,H,"
+         "sum_abs_dE,ratio,status,wall_time_s\n";
   for (const auto& sw : sweeps) {
     const configuration& c = configs[sw.config];
     std::vector<std::string> ig;
     for (const auto& [sub, i] : c.integrators) ig.push_back(sub + ":" + i);
     for (const auto& r : sw.rows)
       csv << c.label() << "," << c.interface << "," << c.scheme << "," << c.order << ","
-          << (c.interface == "rim" ? c.force_output : "") << "," << join(ig, ";") << ","
-          << inputs[sw.input].label() << "," << num(r.H) << "," << num(r.sum_abs_dE) << ","
-          << num(r.ratio) << "," << r.status << "," << num(r.wall) << "\n";
+          << (c.interface == "rim" ? c.force_output : "") << "," << c.correction << ","
+          << join(ig, ";") << "," << inputs[sw.input].label() << "," << num(r.H) << ","
+          << num(r.sum_abs_dE) << "," << num(r.ratio) << "," << r.status << "," << num(r.wall)
+          << "\n";
   }
   write_text(dir / "tune.csv", csv.str());
 
@@ -360,11 +373,14 @@ int run_search(const tune_request& req, const config::scenario& sc, const tune_o
   const bound_note bound =
       best < configs.size() ? search_bound(h_cfg[best], grid, o) : bound_note{};
 
-  std::printf("\n%-48s", "configuration \\ largest linear H [ms]");
+  int width = 48;  // the first column fits the longest label
+  for (const configuration& c : configs)
+    width = std::max(width, static_cast<int>(c.label().size()) + 1);
+  std::printf("\n%-*s", width, "configuration \\ largest linear H [ms]");
   for (const auto& in : inputs) std::printf(" %10s", in.label().c_str());
   std::printf(" %8s\n", "min");
   for (std::size_t c = 0; c < configs.size(); ++c) {
-    std::printf("%-48s", configs[c].label().c_str());
+    std::printf("%-*s", width, configs[c].label().c_str());
     for (const auto& sw : sweeps) {
       if (sw.config != c) continue;
       if (sw.state == sweep_state::finished) {
