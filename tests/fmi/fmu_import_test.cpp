@@ -347,13 +347,16 @@ TEST(FmuLoad, PortsUnitsFeedthroughAndUnknownPorts) {
   EXPECT_EQ(ft->output_desc(0).name, "y");
   EXPECT_TRUE(ft->output_desc(0).feedthrough);
   EXPECT_FALSE(ft->realtime_safe());
-  // linear_ode_fmi2: output x lists no dependency; der_x is a recordable local.
+  // linear_ode_fmi2: output x lists no dependency; der_x is a recordable local, the
+  // parameters k and x0 are recordable too.
   auto ode = std::make_unique<fmu_subsystem>(
       "ode", load_fmu(read_fmu(fmus + "/linear_ode_fmi2.fmu")), std::vector<parameter_value>{});
   EXPECT_FALSE(ode->output_desc(0).feedthrough);
-  ASSERT_EQ(ode->variables().size(), 2u);
+  ASSERT_EQ(ode->variables().size(), 4u);
   EXPECT_EQ(ode->variables()[1].name, "der_x");
   EXPECT_EQ(ode->variables()[1].unit, "1/s");
+  EXPECT_EQ(ode->variables()[2].name, "k");
+  EXPECT_EQ(ode->variables()[3].name, "x0");
 
   // Connections and records by NAME.VARIABLE: an unknown one lists what exists.
   const std::string run = "[run]\nduration = 0.1\nmacro_step = 0.01\n";

@@ -182,7 +182,7 @@ TEST(FmuRun, FeedthroughWithASourceOnItsInput) {
   for (const char* fmu : {"feedthrough_fmi2", "feedthrough_fmi3"}) {
     SCOPED_TRACE(fmu);
     run_result r;
-    run_system(one_fmu(fmu, "gain = -1.5", "\"m.y\"") +
+    run_system(one_fmu(fmu, "gain = -1.5", "\"m.y\", \"m.gain\"") +
                    "\n[[sources]]\nto = \"m.u\"\nsignal = \"csv:" + csv + ":u\"\n",
                r);
     ASSERT_EQ(r.out.status, cosim::run_status::completed) << r.out.message;
@@ -191,6 +191,7 @@ TEST(FmuRun, FeedthroughWithASourceOnItsInput) {
       const double t = r.rows.at(i, "t");
       // Direct feedthrough: y at t from u at the same t, no lag.
       ASSERT_NEAR(r.rows.at(i, "m.y"), -1.5 * 3.0 * t, 1e-12) << "t = " << t;
+      ASSERT_EQ(r.rows.at(i, "m.gain"), -1.5) << "t = " << t;  // a parameter, as set
     }
   }
 }

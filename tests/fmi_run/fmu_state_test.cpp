@@ -97,13 +97,14 @@ TEST(FmuState, SaveStepRestoreStepIsBitIdenticalLinearOde) {
   for (const std::string fmu : {"linear_ode_fmi2", "linear_ode_fmi3"}) {
     const std::vector<double> v =
         check_round_trip(dir.file(fmu + ".toml", one_fmu(fmu, "\"m.x\", \"m.der_x\"")), {});
-    // Trace per step: output x, variables (x, der_x), delivered x. After the restore the FMU
-    // goes on from t = 0.25 s along x0 e^(-k t) (k = x0 = 1 by default).
-    ASSERT_EQ(v.size(), 7u * 4u);
+    // Trace per step: output x, variables (x, der_x and the parameters k, x0, unrecorded),
+    // delivered x. After the restore the FMU goes on from t = 0.25 s along x0 e^(-k t)
+    // (k = x0 = 1 by default).
+    ASSERT_EQ(v.size(), 7u * 6u);
     for (std::size_t n = 0; n < 7; ++n) {
       const double t = 0.05 * static_cast<double>(6 + n);
-      EXPECT_NEAR(v[4 * n], std::exp(-t), 1e-14) << fmu << " t = " << t;
-      EXPECT_EQ(v[4 * n + 2], -v[4 * n]) << fmu;
+      EXPECT_NEAR(v[6 * n], std::exp(-t), 1e-14) << fmu << " t = " << t;
+      EXPECT_EQ(v[6 * n + 2], -v[6 * n]) << fmu;
     }
   }
 }

@@ -166,11 +166,15 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
         "canBeInstantiatedOnlyOncePerProcess: the FMU allows one instance per process, "
         "and one exists (use it once per system)");
 
-  // Ports and recorded variables.
+  // Ports and recordable variables: outputs, locals and (calculated) parameters, the last
+  // fetched only when recorded.
+  const auto recordable = [](const variable& v) {
+    return v.causal == causality::output || v.causal == causality::local ||
+           v.causal == causality::parameter || v.causal == causality::calculated_parameter;
+  };
   std::size_t recorded = 0;
   for (const auto& v : md.variables)
-    if (is_exchanged(v) && (v.causal == causality::output || v.causal == causality::local))
-      ++recorded;
+    if (is_exchanged(v) && recordable(v)) ++recorded;
   values_.assign(recorded, std::numeric_limits<double>::quiet_NaN());
   std::size_t slot = 0;
   for (std::size_t k = 0; k < md.variables.size(); ++k) {
@@ -181,7 +185,7 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
       input_var_.push_back(k);
       continue;
     }
-    if (v.causal != causality::output && v.causal != causality::local) continue;
+    if (!recordable(v)) continue;
     if (v.causal == causality::output) {
       const bool derivs =
           deriv_order_ > 0 && v.type == var_type::real && v.variab == variability::continuous;
