@@ -517,7 +517,15 @@ TEST(Dashboard, ChromiumSeesValuesUpdateIsRefusedWithoutTheTokenAndStopsTheRunWi
   ASSERT_TRUE(stopped) << dt.text_of("stop-result") << " " << dt.text_of("conn");
   EXPECT_EQ(dt.text_of("status"), "safety_stop");
   EXPECT_EQ(wait_exit(run, 30s), 1);
-  EXPECT_EQ(parse_json(slurp(out + "/summary.json")).find("stop_reason")->str, "operator_signal");
+  const json_value summary = parse_json(slurp(out + "/summary.json"));
+  EXPECT_EQ(summary.find("stop_reason")->str, "operator_signal");
+  // The end residuals as summary.json has them, to the page's 6 digits.
+  const double dE = summary.find("energy_residual_J")->num;
+  EXPECT_NEAR(std::atof(dt.text_of("end-energy").c_str()), dE, 1e-5 * std::abs(dE) + 1e-300)
+      << dt.text_of("end-energy");
+  const double dP = summary.find("max_residual_power_W")->num;
+  EXPECT_NEAR(std::atof(dt.text_of("end-power").c_str()), dP, 1e-5 * std::abs(dP) + 1e-300)
+      << dt.text_of("end-power");
   kill(chrome, SIGTERM);
   wait_exit(chrome, 10s);
   // No script error in the page.

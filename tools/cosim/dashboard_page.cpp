@@ -35,6 +35,8 @@ canvas{display:block;background:#fff;border:1px solid #eee;margin:4px 0}
  <span><span class="k">sim time</span> <span class="v" id="sim-time">–</span> s</span>
  <span><span class="k">wall time</span> <span class="v" id="wall-time">–</span> s</span>
  <span><span class="k">sim/wall</span> <span class="v" id="rtf">–</span></span>
+ <span><span class="k">end &Sigma;|&delta;E|</span> <span class="v" id="end-energy">–</span> J</span>
+ <span><span class="k">end max |&delta;P|</span> <span class="v" id="end-power">–</span> W</span>
  <span><span class="k">rows</span> <span class="v" id="rows">0</span></span>
  <span><span class="k">updates</span> <span class="v" id="updates">0</span></span>
  <span class="k" id="conn">not connected</span>
@@ -257,6 +259,8 @@ function onEnd(m) {
   $("sim-time").textContent = fmt(m.sim_time_s, 6);
   $("wall-time").textContent = fmt(m.wall_time_s, 4);
   $("rtf").textContent = m.wall_time_s > 0 ? fmt(m.sim_time_s / m.wall_time_s, 3) : "–";
+  $("end-energy").textContent = fmt(m.energy_residual_J, 6);  // as summary.json has them
+  $("end-power").textContent = fmt(m.max_residual_power_W, 6);
   $("stop").disabled = true;
 }
 
