@@ -481,12 +481,24 @@ void build_system(const scenario& sc, built_scenario& b) {
   // 7. Recorded columns.
   for (std::size_t i = 0; i < spec.record.size(); ++i) {
     const record_decl& r = spec.record[i];
+    const std::string where = (r.where.empty() ? sc.file : r.where) + ": output.record[" +
+                              std::to_string(i) + "] = \"" + r.ref + "\": ";
     try {
       sys.add_probe(r.as.empty() ? r.ref : r.as, r.ref);
     } catch (const error& e) {
-      throw error(errc::config_value, (r.where.empty() ? sc.file : r.where) + ": output.record[" +
-                                          std::to_string(i) + "] = \"" + r.ref + "\": " + e.what());
+      throw error(errc::config_value, where + e.what());
     }
+    // A subsystem on its own time grid reads its inputs at its grid times only: at a row's
+    // time there is no value it sees.
+    const probe& p = sys.probes().back();
+    const auto cfg = sc.subsystems.find(sys.at(p.subsystem).name());
+    if (p.input && cfg != sc.subsystems.end() &&
+        (cfg->second.non_matching || (sc.run.fast_step && cfg->second.step > sc.run.macro_step)))
+      throw error(errc::config_value,
+                  where + "'" + cfg->first +
+                      "' steps on its own time grid (non_matching or fast-step delivery) and "
+                      "reads its inputs only there, not at the rows' times; record the output "
+                      "that feeds it instead");
   }
   add_drivers(sc, b);  // no-op for drivers a source already added
   // Every input fed, and no loop a non-iterative scheme cannot order.

@@ -103,6 +103,7 @@ void system::add_probe(const std::string& column, const std::string& ref) {
     } else if (in != subsystem::npos) {
       p.value = s.record_input(in);  // the value the subsystem sees at each row's time
       p.unit = s.input(in).desc().unit;
+      p.input = true;
     } else {
       const std::string why = s.not_exchanged(r.port);
       throw error(errc::model, "subsystem '" + r.subsystem +

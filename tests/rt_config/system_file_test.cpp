@@ -318,6 +318,15 @@ TEST(SystemFile, InputsAreRecordedAsTheSubsystemSeesThem) {
     EXPECT_EQ(rows.at(r, "mass1.x2"), rows.at(r - 1, "mass2.x")) << "row " << r;
   }
   EXPECT_NE(rows.at(50, "mass2.f1"), rows.at(50, "mass1.f"));  // it does lag
+
+  // A subsystem on its own time grid reads its inputs there only: refused, naming the entry.
+  const std::string own =
+      replace(replace(t, "[subsystems.mass2]\ntype = \"oscillator.mass\"\n",
+                      "[subsystems.mass2]\ntype = \"oscillator.mass\"\nnon_matching = true\n"),
+              "record = [\"mass1.f\", \"mass2.f1\", \"mass2.x\", \"mass1.x2\"]",
+              "record = [\"mass1.f\",\n  \"mass2.f1\"]");
+  expect_names(error_of(dir, own), line_of(own, "  \"mass2.f1\"]"), "output.record[1]",
+               "'mass2' steps on its own time grid");
 }
 
 TEST(SystemFile, ARecordNamedLikeABuiltInColumnOrEmptyIsRefused) {

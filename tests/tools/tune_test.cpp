@@ -211,12 +211,20 @@ TEST(Tune, RefusesAnEmptySearchSpaceAndNonPositiveIncrements) {
                        bad{"--H-inc 0", "tune.H_inc"}, bad{"--set tune.H_inc=-0.001", "tune.H_inc"},
                        bad{"--set 'tune.test_inputs=[\"chirp\"]'", "tune.test_inputs"},
                        bad{"--corrections bogus", "tune.corrections: 'bogus'"},
+                       bad{"--largest-step --corrections feedthrough", "--corrections"},
                        bad{"--set tune.H_typo=1", "tune.H_typo"}}) {
     const result r = cosim(dir, base + " " + b.args);
     EXPECT_EQ(r.code, 2) << b.args << "\n" << r.out << r.err;
     EXPECT_NE(r.err.find(b.key), std::string::npos) << b.args << ": " << r.err;
     EXPECT_FALSE(fs::exists(dir / "x/tune.csv")) << b.args;
   }
+  // p-s coupling has no feedthrough output: the correction cannot apply there.
+  const result ps = cosim(dir, "tune " + scenarios + "crane_m1_ps.toml --jobs 1 --orders 0 " +
+                                   "--corrections none,feedthrough --out " + (dir / "x"));
+  EXPECT_EQ(ps.code, 2) << ps.out << ps.err;
+  EXPECT_NE(ps.err.find("'feedthrough' does not apply to this scenario"), std::string::npos)
+      << ps.err;
+  EXPECT_FALSE(fs::exists(dir / "x/tune.csv"));
 }
 
 // Refused before any run: nothing written, no summary that says "completed".

@@ -242,6 +242,24 @@ tune_options read_options(const tune_request& req, const config::scenario& sc) {
   for (const auto& s : o.corrections)
     if (s != "none" && s != "feedthrough")
       refuse("tune.corrections: '" + s + "' is not one of none, feedthrough");
+  if (req.largest_step && !c.corrections.empty())
+    refuse(
+        "--corrections: --largest-step runs the scenario as configured; set the correction "
+        "with --set coupling.feedthrough_correction=true");
+  if (std::find(o.corrections.begin(), o.corrections.end(), "feedthrough") != o.corrections.end()) {
+    // Only where this scenario has something to correct (not p-s coupling, say): built once,
+    // direct and Jacobi, before any run.
+    std::vector<std::string> probe = req.sets;
+    probe.push_back("coupling.feedthrough_correction=true");
+    probe.push_back("run.scheme=jacobi");
+    if (sc.options.count("interface") != 0) probe.push_back("model.interface=direct");
+    try {
+      (void)config::build(config::load_scenario(req.scenario, probe));
+    } catch (const error& e) {
+      refuse("tune.corrections: 'feedthrough' does not apply to this scenario: " +
+             std::string(e.what()));
+    }
+  }
   for (const auto& t : o.test_inputs)
     if (t != "step" && t != "ramp" && t != "impulse" && t != "sine")
       refuse("tune.test_inputs: '" + t +

@@ -48,6 +48,7 @@ struct probe {
   std::string unit;
   std::size_t subsystem = 0;
   const double* value = nullptr;
+  bool input = false;  // an input of the subsystem (subsystem::record_input)
 };
 
 class system {
