@@ -11,8 +11,6 @@
 #include "cosim/rt_config/driver_wiring.hpp"
 #include "cosim/rt_config/type_registry.hpp"
 #include "cosim/runtime/csv_writer.hpp"
-#include "cosim/runtime/energy_correction.hpp"
-#include "cosim/runtime/feedthrough_correction.hpp"
 #include "cosim/subsystems/crane2_model.hpp"
 #include "cosim/subsystems/manoeuvre.hpp"
 #include "cosim/subsystems/test_input.hpp"
@@ -21,11 +19,11 @@
 
 namespace cosim::config {
 
-namespace {
-
-[[noreturn]] void fail(const origin& o, const std::string& key, const std::string& why) {
+void fail(const origin& o, const std::string& key, const std::string& why) {
   throw error(errc::config_value, o.where_of(key) + ": " + key + ": " + why);
 }
+
+namespace {
 
 class constant_signal final : public signal_source {
  public:
@@ -523,116 +521,6 @@ void build_system(const scenario& sc, built_scenario& b) {
                     " fed by nothing: add a [[connections]] or [[sources]] "
                     "entry for each");
   check_loops(sc, sys);
-}
-
-void apply_energy_correction(const scenario& sc, built_scenario& b) {
-  system& sys = b.sys;
-  const correction_method method = sc.coupling.energy_correction_method == "balance"
-                                       ? correction_method::balance
-                                       : correction_method::remove;
-  // Connections whose own energy_correction = false opts them out of [coupling] and bonds.
-  std::vector<std::size_t> opted_out;
-  for (const auto& c : sc.system.connections)
-    if (!c.energy_correction.value_or(true)) opted_out.push_back(sys.connection_to(c.to));
-  const auto enable_bond = [&](const power_bond& bond) {
-    for (const bond_term& t : bond.terms)
-      for (const std::size_t c : {t.effort, t.flow})
-        if (std::find(opted_out.begin(), opted_out.end(), c) == opted_out.end())
-          correction::enable(sys, c, method);
-  };
-  if (sc.coupling.energy_correction) {
-    COSIM_INPUT_CHECK(!sys.bonds().empty(), errc::config_value,
-                      sc.file +
-                          ": coupling.energy_correction = true: the system declares no "
-                          "[[bonds]] (the correction works on power bonds)");
-    for (const power_bond& bond : sys.bonds()) enable_bond(bond);
-  }
-  for (const auto& d : sc.system.bonds) {
-    if (!d.energy_correction) continue;
-    for (const power_bond& bond : sys.bonds())
-      if (bond.name == d.name) enable_bond(bond);
-  }
-  for (const auto& c : sc.system.connections) {
-    if (!c.energy_correction.value_or(false)) continue;
-    try {
-      correction::enable(sys, sys.connection_to(c.to), method);
-    } catch (const error& e) {
-      fail(c.at, c.at.key + ".energy_correction", std::string("true: ") + e.what());
-    }
-  }
-}
-
-namespace {
-
-// Why connection c's input cannot be feedthrough-corrected in this run; "" if it can.
-std::string feedthrough_refusal(const scenario& sc, const system& sys, const connection& c) {
-  if (sc.run.scheme != scheme_kind::jacobi || sc.run.sync)
-    return "it works with run.scheme = \"jacobi\" only (in Gauss-Seidel the later subsystem "
-           "already sees its inputs at the new time)";
-  if (sc.run.iteration.enabled())
-    return "not with run.iterations: the iteration itself converges to the new inputs";
-  if (sc.run.fast_step) return "not with run.delivery = \"fast-step\"";
-  for (const std::size_t s : {c.from, c.to}) {
-    const std::string& name = sys.at(s).name();
-    const auto it = sc.subsystems.find(name);
-    if (it == sc.subsystems.end()) continue;
-    const subsystem_config& cfg = it->second;
-    if (cfg.smoothing) return "not with " + name + ".smoothing (its samples are averages)";
-    if (cfg.non_matching) return "not with " + name + ".non_matching (samples off the grid)";
-    if (cfg.remote) return "not for a remote subsystem ('" + name + "')";
-  }
-  return {};
-}
-
-// The producer's output depends directly on an input that the consumer feeds.
-bool feedthrough_applies(const system& sys, const connection& c) {
-  const subsystem& producer = sys.at(c.from);
-  if (!producer.output_desc(c.output).feedthrough) return false;
-  for (const connection& back : sys.connections())
-    if (back.to == c.from && back.from == c.to && producer.output_depends_on(c.output, back.input))
-      return true;
-  return false;
-}
-
-}  // namespace
-
-void apply_feedthrough_correction(const scenario& sc, built_scenario& b) {
-  system& sys = b.sys;
-  if (sc.coupling.feedthrough_correction) {
-    const std::string where = sc.file + ": coupling.feedthrough_correction = true: ";
-    std::vector<std::size_t> opted_out;  // feedthrough_correction = false on the connection
-    for (const auto& d : sc.system.connections)
-      if (!d.feedthrough_correction.value_or(true)) opted_out.push_back(sys.connection_to(d.to));
-    std::size_t applicable = 0;
-    for (std::size_t k = 0; k < sys.connections().size(); ++k) {
-      const connection& c = sys.connections()[k];
-      if (!feedthrough_applies(sys, c)) continue;
-      ++applicable;
-      if (std::find(opted_out.begin(), opted_out.end(), k) != opted_out.end()) continue;
-      const std::string no = feedthrough_refusal(sc, sys, c);
-      if (!no.empty()) throw error(errc::config_value, where + no);
-      try {
-        feedthrough::enable(sys, k);
-      } catch (const error& e) {
-        throw error(errc::config_value, where + e.what());
-      }
-    }
-    COSIM_INPUT_CHECK(applicable > 0, errc::config_value,
-                      where +
-                          "no output has direct feedthrough from an input its own consumer "
-                          "feeds (nothing to correct)");
-  }
-  for (const auto& d : sc.system.connections) {
-    if (!d.feedthrough_correction.value_or(false)) continue;
-    const std::size_t k = sys.connection_to(d.to);
-    const std::string no = feedthrough_refusal(sc, sys, sys.connections()[k]);
-    if (!no.empty()) fail(d.at, d.at.key + ".feedthrough_correction", "true: " + no);
-    try {
-      feedthrough::enable(sys, k);
-    } catch (const error& e) {
-      fail(d.at, d.at.key + ".feedthrough_correction", std::string("true: ") + e.what());
-    }
-  }
 }
 
 void apply_connection_orders(const scenario& sc, built_scenario& b) {

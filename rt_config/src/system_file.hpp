@@ -9,6 +9,9 @@
 
 namespace cosim::config {
 
+/// Throws cosim::error (config_value) naming where `key` of `o` is, the key and why.
+[[noreturn]] void fail(const origin& o, const std::string& key, const std::string& why);
+
 /// Reads [subsystems.NAME] type and parameters into sc.system (in file order) and returns
 /// the names. Step, integrator and multirate keys are read by the scenario reader.
 std::vector<std::string> read_system_subsystems(config_reader& r, scenario& sc);

@@ -162,8 +162,14 @@ TEST(FmuExchange, DirectionalDerivativeIsTheFeedthroughPartial) {
   bool any = false;
   for (std::size_t o = 0; o < typed->output_count(); ++o)
     for (std::size_t i = 0; i < typed->input_count(); ++i) {
-      any = any || typed->output_depends_on(o, i);
       EXPECT_FALSE(typed->provides_partial(o, i));
+      if (!typed->output_depends_on(o, i)) continue;
+      any = true;
+      const std::string why = typed->partial_refusal(o, i);
+      EXPECT_NE(why.find("does not declare providesDirectionalDerivative in its "
+                         "modelDescription.xml"),
+                std::string::npos)
+          << why;
     }
   EXPECT_TRUE(any);
 }

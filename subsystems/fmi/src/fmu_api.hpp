@@ -11,6 +11,10 @@
 
 namespace cosim::fmi {
 
+/// A failure the importer detected itself (the FMU's calls all returned OK): its message
+/// names no status.
+inline constexpr int no_fmu_status = -1;
+
 struct fmu_subsystem::api {
   // FMI 2.0
   fmi2GetTypesPlatformTYPE* get_types_platform2 = nullptr;

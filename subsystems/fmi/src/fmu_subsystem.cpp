@@ -48,6 +48,7 @@ void log2_callback(fmi2ComponentEnvironment env, fmi2String /*instance*/, fmi2St
   char text[sizeof(fmu_log_record::text)];
   va_list ap;
   va_start(ap, message);
+  // NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start above initialises it
   std::vsnprintf(text, sizeof text, message != nullptr ? message : "", ap);
   va_end(ap);
   static_cast<fmu_subsystem*>(env)->log_message(static_cast<int>(status), category, text);
@@ -76,10 +77,6 @@ std::array<char, 32> num_text(double v) noexcept {
   *r.ptr = '\0';
   return b;
 }
-
-// A failure the importer detected itself (the FMU's calls all returned OK): its message
-// names no status.
-constexpr int no_fmu_status = -1;
 
 // FMI 2 and 3 number their statuses alike up to Fatal.
 const char* status_text(int major, int s) noexcept {
@@ -308,68 +305,6 @@ bool fmu_subsystem::output_depends_on(std::size_t o, std::size_t i) const noexce
   if (o >= output_var_.size() || i >= input_var_.size()) return false;
   const model_description& md = fmu_->file().md;
   return md.feedthrough(output_var_[o]) && md.depends_on(output_var_[o], input_var_[i]);
-}
-
-bool fmu_subsystem::provides_partial(std::size_t o, std::size_t i) const noexcept {
-  const model_description& md = fmu_->file().md;
-  if (!md.cosim || !md.cosim->provides_directional_derivatives || !output_depends_on(o, i))
-    return false;
-  if ((major_ == 2 ? api_->get_directional2 == nullptr : api_->get_directional3 == nullptr))
-    return false;
-  const auto continuous_real = [](const variable& v) {
-    return v.type == var_type::real && v.variab == variability::continuous && !v.is_array;
-  };
-  return continuous_real(md.variables[output_var_[o]]) &&
-         continuous_real(md.variables[input_var_[i]]);
-}
-
-std::string fmu_subsystem::partial_refusal(std::size_t o, std::size_t i) const {
-  const model_description& md = fmu_->file().md;
-  const std::string flag =
-      major_ == 2 ? "providesDirectionalDerivative" : "providesDirectionalDerivatives";
-  if (!md.cosim || !md.cosim->provides_directional_derivatives)
-    return where_ + " does not declare " + flag + " (directional derivatives)";
-  if (major_ == 2 ? api_->get_directional2 == nullptr : api_->get_directional3 == nullptr)
-    return where_ + " declares " + flag + " but its binary does not export " +
-           (major_ == 2 ? "fmi2GetDirectionalDerivative" : "fmi3GetDirectionalDerivative");
-  for (const std::size_t k : {output_var_[o], input_var_[i]}) {
-    const variable& v = md.variables[k];
-    if (v.type != var_type::real || v.variab != variability::continuous || v.is_array)
-      return where_ + ": '" + v.name +
-             "' is not a continuous Real (Float64) scalar, which directional derivatives need";
-  }
-  return {};
-}
-
-double fmu_subsystem::do_output_partial(std::size_t o, std::size_t i) noexcept {
-  // d y / d u with seed 1 at the current communication point (FMI 2.0 Sect. 3.2.1, FMI 3.0
-  // Sect. 3.2.1: allowed after a completed step; the inputs were set at that point).
-  if ((phase_ != phase::initialized && phase_ != phase::terminated) || stop_ != fmu_stop::none)
-    return std::numeric_limits<double>::quiet_NaN();
-  const model_description& md = fmu_->file().md;
-  const std::uint32_t out = md.variables[output_var_[o]].value_reference;
-  const std::uint32_t in = md.variables[input_var_[i]].value_reference;
-  const double seed = 1.0;
-  double d = std::numeric_limits<double>::quiet_NaN();
-  const int st =
-      major_ == 2
-          ? static_cast<int>(api_->get_directional2(instance_, &out, 1, &in, 1, &seed, &d))
-          : static_cast<int>(api_->get_directional3(instance_, &out, 1, &in, 1, &seed, 1, &d, 1));
-  if (st <= fmi2Warning && !std::isfinite(d)) {
-    (void)fail(fmu_stop::failed,
-               major_ == 2 ? "fmi2GetDirectionalDerivative gave a non-finite derivative"
-                           : "fmi3GetDirectionalDerivative gave a non-finite derivative",
-               no_fmu_status, fmu_time(comm_t_));
-    return d;
-  }
-  if (st > fmi2Warning) {
-    if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
-    (void)fail(st == fmi2Discard ? fmu_stop::discarded : fmu_stop::failed,
-               major_ == 2 ? "fmi2GetDirectionalDerivative" : "fmi3GetDirectionalDerivative", st,
-               fmu_time(comm_t_));
-    return std::numeric_limits<double>::quiet_NaN();
-  }
-  return d;
 }
 
 void fmu_subsystem::build_fetch_groups() {

@@ -162,6 +162,10 @@ class fmu_subsystem final : public subsystem {
     std::vector<std::size_t> slots;  // where each value goes in / comes from
   };
 
+  /// What keeps provides_partial(o, i) false besides the dependency (fmu_partials.cpp).
+  enum class partial_gap { none, undeclared, not_exported, output_type, input_type };
+  [[nodiscard]] partial_gap missing_for_partial(std::size_t o, std::size_t i) const noexcept;
+
   [[nodiscard]] double fmu_time(time_point t) const noexcept {
     return fmu_start_ + to_seconds(t - t0_);
   }
