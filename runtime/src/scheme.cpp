@@ -58,17 +58,14 @@ void receive_partials(const subsystem& producer, input_port& port) noexcept {
 }  // namespace
 
 bool advance(subsystem& s, time_point t, duration H) noexcept {
-  if (!s.has_corrections()) {
+  if (!s.has_interval_hooks()) {
     // The common case inline: one call of the subsystem's loop, then its outputs at t + H.
     if (!s.multirate().active()) {
       const bool ok = s.steps(t, s.step_size(), s.steps_per(H));
       s.update_outputs(t + H);
-      if (s.records_inputs()) s.capture_inputs(t + H);
       return ok && outputs_finite(s);
     }
-    const bool ok = advance_interval(s, t, H);
-    if (s.records_inputs()) s.capture_inputs(t + H);
-    return ok;
+    return advance_interval(s, t, H);
   }
   s.apply_feedthrough();  // before the energy correction reads the samples
   correction::begin_interval(s, t, H);

@@ -3,7 +3,6 @@
 // are only allowed between ports of the same unit.
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -172,8 +171,7 @@ class input_port {
     partials_pending_ = false;
     double v = history_.newest();
     for (std::size_t k = 0; k < feedthrough_.count; ++k)
-      if (std::isfinite(partial_d_[k]))  // a producer that could not give it: no term
-        v += partial_d_[k] * (own_outputs[feedthrough_.own[k]] - partial_u_[k]);
+      v += partial_d_[k] * (own_outputs[feedthrough_.own[k]] - partial_u_[k]);
     history_.replace_newest(v);
   }
 

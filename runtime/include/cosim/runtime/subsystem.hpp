@@ -120,9 +120,10 @@ class subsystem {
     for (std::size_t i : feedthrough_inputs_) inputs_[i].apply_feedthrough(output_values_);
   }
   /// True if scheme::advance has anything beyond the plain steps to do: energy or
-  /// feedthrough corrections, or partials to capture.
-  [[nodiscard]] bool has_corrections() const noexcept {
-    return !corrections_.empty() || !partial_captures_.empty() || !feedthrough_inputs_.empty();
+  /// feedthrough corrections, partials to capture or inputs to record.
+  [[nodiscard]] bool has_interval_hooks() const noexcept {
+    return !corrections_.empty() || !partial_captures_.empty() || !feedthrough_inputs_.empty() ||
+           !recorded_inputs_.empty();
   }
 
   /// Whether output_partial(o, i) gives d(output o)/d(input i) (setup time). Default: no.
@@ -174,7 +175,6 @@ class subsystem {
       recorded_inputs_.push_back(i);
     return &input_values_[i];
   }
-  [[nodiscard]] bool records_inputs() const noexcept { return !recorded_inputs_.empty(); }
   /// The recorded inputs' values at t; on the thread that stepped the subsystem.
   void capture_inputs(time_point t) noexcept {
     for (std::size_t i : recorded_inputs_) input_values_[i] = inputs_[i].value_at(t);
