@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "cosim/runtime/error.hpp"
+#include "cosim/runtime/fail_safe.hpp"
 #include "cosim/runtime/json_writer.hpp"
 
 namespace cosim::drivers {
@@ -46,6 +47,10 @@ udp_driver::~udp_driver() {
 void udp_driver::do_start(stop_source& stop) {
   stop_ = &stop;
   if (io_) return;
+  // A crash (or the operator's signal) reaches the bench through the process-wide list.
+  if (cfg_.direction == driver_direction::output)
+    (void)fail_safe::add(
+        [](void* self) noexcept { static_cast<udp_driver*>(self)->trip_fail_safe(); }, this);
   rt_thread_config tc;
   tc.name = "io-" + cfg_.name;
   tc.cpu = cfg_.cpu;
@@ -60,10 +65,11 @@ void udp_driver::stop_io() noexcept {
 }
 
 void udp_driver::do_stop(bool fail_safe) noexcept {
+  cosim::fail_safe::remove(this);
   stop_io();
   stop_ = nullptr;  // the run's source ends with the run
   send_queued();    // a completed run's last values go out too
-  if (fail_safe) send_safe();
+  if (fail_safe) trip_fail_safe();
 }
 
 driver_stats udp_driver::stats() const {
@@ -276,7 +282,7 @@ void udp_output_driver::do_update_outputs(time_point t) noexcept {
 void udp_output_driver::send_values(const std::array<double, max_channels>& v) noexcept {
   bench_message m{};
   m.type = cfg_.type;
-  m.sequence = sequence_++;
+  m.sequence = sequence_.fetch_add(1, std::memory_order_relaxed);
   m.timestamp_ns = static_cast<std::uint64_t>(monotonic_now_ns());
   m.channel_count = static_cast<std::uint16_t>(cfg_.channels.size());
   m.channels = v;
@@ -288,14 +294,17 @@ void udp_output_driver::send_values(const std::array<double, max_channels>& v) n
 
 void udp_output_driver::on_wake() noexcept {
   packet p;
-  while (ring_.try_pop(p)) send_values(p.v);
+  // acquire: pairs with the trip; after it only the safe values may reach the device.
+  while (ring_.try_pop(p))
+    if (!tripped_.load(std::memory_order_acquire)) send_values(p.v);
 }
 
 void udp_output_driver::send_queued() noexcept {
   on_wake();
 }
 
-void udp_output_driver::send_safe() noexcept {
+void udp_output_driver::do_trip_fail_safe() noexcept {
+  if (tripped_.exchange(true, std::memory_order_acq_rel)) return;
   std::array<double, max_channels> v{};
   for (std::size_t i = 0; i < cfg_.channels.size(); ++i) v[i] = cfg_.channels[i].safe_value;
   for (int k = 0; k < cfg_.safe_repeats; ++k) send_values(v);

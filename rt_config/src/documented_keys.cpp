@@ -108,6 +108,9 @@ std::vector<key_doc> documented_keys() {
       {"watchdog.max_overruns",
        "leaky-bucket capacity: safety stop 'deadline' when reached (default 10)"},
       {"watchdog.leak_steps", "one overrun forgiven per this many macro steps (default 100)"},
+      {"watchdog.grace",
+       "[s] after any stop, how long a subsystem still inside its step is waited for; then it "
+       "is abandoned and the process exits 3 with the results kept (default 0.3, every mode)"},
       // UDP bench drivers (driver_config.cpp, drivers/PROTOCOL.md); realtime mode only for
       // input drivers.
       {"drivers.<name>.direction", "input (from the bench) or output (to the bench)"},

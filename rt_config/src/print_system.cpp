@@ -259,12 +259,13 @@ std::string system_toml(const scenario& sc) {
   const watchdog_setup wd{};
   const watchdog_setup& w = sc.rt.watchdog;
   if (w.cpu != wd.cpu || w.priority != wd.priority || w.max_overruns != wd.max_overruns ||
-      w.leak_steps != wd.leak_steps) {
+      w.leak_steps != wd.leak_steps || w.grace_ns != wd.grace_ns) {
     o << "\n[watchdog]\n";
     if (w.cpu != wd.cpu) o << "cpu = " << w.cpu << "\n";
     if (w.priority != wd.priority) o << "priority = " << w.priority << "\n";
     if (w.max_overruns != wd.max_overruns) o << "max_overruns = " << w.max_overruns << "\n";
     if (w.leak_steps != wd.leak_steps) o << "leak_steps = " << w.leak_steps << "\n";
+    if (w.grace_ns != wd.grace_ns) o << "grace = " << num(to_seconds(duration{w.grace_ns})) << "\n";
   }
   print_drivers(o, sc);
   o << dds_toml(sc);

@@ -64,6 +64,10 @@ void read_realtime(config_reader& r, scenario& sc) {
       r.fail("watchdog.leak_steps", why);
     sc.rt.watchdog.leak_steps = *l;
   }
+  if (auto g = r.opt_double("watchdog.grace")) {
+    if (const std::string why = limits::grace(*g); !why.empty()) r.fail("watchdog.grace", why);
+    sc.rt.watchdog.grace_ns = to_duration(*g).count();
+  }
   // A watchdog that cannot preempt the threads it guards is no watchdog.
   int max_prio = 0;
   for (const auto& [n, t] : sc.rt.threads) max_prio = std::max(max_prio, t.priority);

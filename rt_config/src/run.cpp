@@ -3,6 +3,9 @@
 #include "cosim/rt_config/run.hpp"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include "cosim/rt_config/results_folder.hpp"
 #include "cosim/runtime/csv_writer.hpp"
@@ -80,6 +83,12 @@ std::string summary_json(const scenario& sc, const run_outcome& o, const std::st
     j.key("max_defect").value(it.max_defect);
     j.key("steps_not_converged").value(it.not_converged);
     j.end_object();
+  }
+  if (!o.abandoned.empty()) {
+    // Still inside a step when the process ended (watchdog.grace): exit code 3.
+    j.key("abandoned").begin_array();
+    for (const auto& n : o.abandoned) j.value(n);
+    j.end_array();
   }
   j.key("mode").value(o.mode);
   if (o.mode != "offline") {
@@ -160,6 +169,39 @@ std::string summary_json(const scenario& sc, const run_outcome& o, const std::st
   return j.str() + "\n";
 }
 
+/// What the abandon handler needs to finish a run whose executor cannot return.
+struct abandon_context {
+  const run_request* req = nullptr;
+  run_report* rep = nullptr;
+  results_folder* folder = nullptr;
+  const csv_writer* writer = nullptr;
+  const system* sys = nullptr;
+};
+
+/// safety_limits::abandon: the rows are in results.csv (the executor ended the sink);
+/// summary.json says why the run stopped and what was abandoned; then the process ends.
+void finish_abandoned(void* ctx, run_outcome& out) noexcept {
+  const auto& a = *static_cast<abandon_context*>(ctx);
+  try {
+    a.rep->outcome = out;
+    for (const auto& w : out.warnings) spdlog::warn("{}", w);
+    if (a.writer->failed())
+      spdlog::error("{}; no summary.json", a.writer->failure());
+    else
+      a.folder->write_atomically("summary.json",
+                                 summary_json(a.rep->sc, out, a.rep->results_csv, *a.sys));
+    if (a.req->on_abandon) a.req->on_abandon(*a.rep);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cosim: error: %s\n", e.what());
+  } catch (...) {
+    std::fputs("cosim: error: the abandoned run's summary could not be written\n", stderr);
+  }
+  spdlog::default_logger_raw()->flush();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::_exit(exit_abandoned);
+}
+
 }  // namespace
 
 int exit_code(const run_outcome& o) noexcept {
@@ -189,6 +231,9 @@ run_report run_scenario(const run_request& req, const stop_source* stop) {
 
   csv_writer writer(rep.results_csv);
   starting_sink sink(writer, folder, req.also);
+  abandon_context abandoning{&req, &rep, &folder, &writer, &built->sys};
+  built->limits.abandon = &finish_abandoned;
+  built->limits.abandon_ctx = &abandoning;
   // Drivers are subsystems: the executor starts and stops them (fail-safe unless completed)
   // and links its own stop source to the operator's.
   if (rep.sc.run.mode == run_mode::offline) {

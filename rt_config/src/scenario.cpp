@@ -469,6 +469,7 @@ void fill_plan(const scenario& sc, built_scenario& b) {
   apply_feedthrough_correction(sc, b);
   b.limits.energy_residual = sc.safety.energy_residual_limit;
   b.limits.residual_power = sc.safety.residual_power_limit;
+  b.limits.grace_ns = sc.rt.watchdog.grace_ns;
 }
 
 std::unique_ptr<built_scenario> build(const scenario& sc) {

@@ -14,6 +14,7 @@
 
 #include "cosim/runtime/errno_text.hpp"
 #include "cosim/runtime/error.hpp"
+#include "cosim/runtime/fail_safe.hpp"
 
 namespace cosim {
 
@@ -82,6 +83,8 @@ const char* signal_name(int sig) noexcept {
 }
 
 void crash_handler(int sig) {
+  // The bench first: the output drivers' safe values leave before anything else is tried.
+  fail_safe::trip_all();
   csv_writer* w = g_active.exchange(nullptr);
   if (w != nullptr) {
     const std::int64_t rows = w->flush_for_crash();
@@ -101,6 +104,7 @@ void exit_handler() {
   // Normal ends close the file first: an open one here means exit() inside a run.
   csv_writer* w = g_active.exchange(nullptr);
   if (w == nullptr) return;
+  fail_safe::trip_all();
   const std::int64_t rows = w->flush_for_crash();
   say("cosim: exit() was called during the run (by an FMU or a model?); results.csv keeps the ");
   say_rows(rows);

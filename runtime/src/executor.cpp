@@ -11,6 +11,7 @@
 #include "cosim/runtime/json_writer.hpp"
 #include "cosim/runtime/limits.hpp"
 #include "fixed_point.hpp"
+#include "offline_supervisor.hpp"
 #include "run_accounting.hpp"
 #include "run_hooks.hpp"
 
@@ -41,6 +42,7 @@ run_status status_of(stop_cause c) noexcept {
     case stop_cause::operator_signal:
     case stop_cause::stale_input:
     case stop_cause::deadline:
+    case stop_cause::stall:
     case stop_cause::energy_residual:
     case stop_cause::residual_power:
     case stop_cause::remote_deadline:
@@ -123,11 +125,41 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
   sink.begin(columns);
 
   time_point t = plan.start;
-  initialize_and_exchange(sys, plan);
   stop_source run_stop(stop);
+  // Only a stop decided on another thread (the operator's) can meet the model thread inside
+  // a model; the run's own causes are raised on it, between steps.
+  detail::started_subsystems* started = nullptr;
+  std::optional<detail::offline_supervisor> supervisor;
+  if (stop != nullptr)
+    supervisor.emplace(sys, run_stop, limits.grace_ns, [&](std::size_t stuck) {
+      // The model thread is parked inside subsystem `stuck`: the results are ours.
+      const std::size_t none[1] = {stuck};
+      if (started != nullptr) started->finish_except(none);
+      out.abandoned.push_back(sys.at(stuck).name());
+      acc.finish(out);
+      finish_outcome(out, plan, t, wall0, &run_stop);
+      try {
+        sink.end();
+      } catch (...) {
+        // The rows written so far stay; the summary still tells why the run ended.
+      }
+      detail::abandon_run(limits, out);
+    });
+  const auto enter = [&](std::size_t i) noexcept {
+    if (supervisor) supervisor->at(i);
+  };
+  if (supervisor) supervisor->enter();
+  try {
+    initialize_and_exchange(sys, plan);
+  } catch (...) {
+    if (supervisor) supervisor->leave();
+    throw;
+  }
+  if (supervisor) supervisor->leave();
   // A value already non-finite at t0 stops the run before its first step (the loop sees it).
   (void)acc.start(t, out, run_stop);
   detail::started_subsystems hooks(sys, run_stop);
+  started = &hooks;
   bool stopped = false;
   const duration H = plan.macro_step;
   for (std::int64_t n = 0; n < plan.macro_steps; ++n) {
@@ -139,6 +171,7 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
     bool ok = true;
     const char* failed = nullptr;  // the first subsystem whose step failed
     bool unconverged = false;
+    if (supervisor) supervisor->enter();
     if (iterate) {
       ok = iterate->step(t, mon);
       iterations = iterate->iterations();
@@ -153,6 +186,7 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
     } else {
       // Every subsystem steps even after one failed; the first failure is named.
       const auto advance = [&](std::size_t i) {
+        enter(i);
         if (!scheme::advance(sys.at(i), t, H) && ok) {
           ok = false;
           failed = sys.at(i).name().c_str();
@@ -169,6 +203,7 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
         }
       }
     }
+    if (supervisor) supervisor->leave();
     mon.close_step(H);
     // A model that ended the simulation or failed inside this step ends the run at its start
     // (the last row); its values at t1 are not written.

@@ -37,6 +37,10 @@ std::string watchdog_count(std::int64_t n) {
   return n >= 1 ? "" : "must be >= 1";
 }
 
+std::string grace(double seconds) {
+  return seconds >= 1e-3 && seconds <= 60.0 ? "" : "must be between 0.001 and 60 s";
+}
+
 std::string internal_step(duration h, duration H, bool non_matching) {
   if (h.count() <= 0) return "is below the 1 ns time resolution";
   if (!non_matching && h > H)

@@ -252,6 +252,21 @@ void rt_thread::join() {
   if (state_->error) std::rethrow_exception(std::exchange(state_->error, nullptr));
 }
 
+bool rt_thread::join_until(std::int64_t deadline_ns) noexcept {
+  if (!joinable()) return true;
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(deadline_ns / 1'000'000'000);
+  ts.tv_nsec = static_cast<long>(deadline_ns % 1'000'000'000);
+  int rc = 0;
+  do {
+    rc = pthread_clockjoin_np(state_->handle, nullptr, CLOCK_MONOTONIC, &ts);
+  } while (rc == EINTR);
+  if (rc != 0) return false;
+  state_->joinable = false;
+  state_->error = nullptr;  // as the destructor: an escaped exception is discarded
+  return true;
+}
+
 // ---- free functions ----
 
 bool lock_memory(std::string& why) noexcept {

@@ -12,6 +12,8 @@ const char* to_string(stop_cause c) noexcept {
       return "stale_input";
     case stop_cause::deadline:
       return "deadline";
+    case stop_cause::stall:
+      return "stall";
     case stop_cause::energy_residual:
       return "energy_residual";
     case stop_cause::residual_power:

@@ -17,6 +17,7 @@
 #include "cosim/runtime/rt_log.hpp"
 #include "cosim/runtime/rt_thread.hpp"
 #include "cosim/runtime/spsc_ring.hpp"
+#include "observer_file.hpp"
 #include "run_accounting.hpp"
 #include "run_hooks.hpp"
 #include "trace_writer.hpp"
@@ -78,6 +79,7 @@ struct shared_state {
   std::atomic<std::int64_t> stop_bucket{0};
   std::atomic<std::ptrdiff_t> stop_hung{-1};
   std::atomic<std::int64_t> stop_busy_ns{0};
+  std::atomic<std::int64_t> stop_step{0};  // the step the hung thread was inside
 
   /// Moves the schedule to at least s; false if another thread already moved it as far.
   bool raise_shift(std::int64_t s) noexcept {
@@ -531,9 +533,17 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
           const auto v = rules.check(now, shared.late_steps.load(std::memory_order_relaxed),
                                      static_cast<std::int64_t>(steps_done), busy_since);
           if (v.stop) {
+            // First the bench: the safe values leave now, from this thread, whatever the
+            // stuck thread does next.
+            sys.trip_fail_safe();
             shared.stop_bucket.store(v.bucket, std::memory_order_relaxed);
             shared.stop_hung.store(v.hung, std::memory_order_relaxed);
             shared.stop_busy_ns.store(v.busy_ns, std::memory_order_relaxed);
+            if (v.hung >= 0)
+              shared.stop_step.store(static_cast<std::int64_t>(
+                                         workers[static_cast<std::size_t>(v.hung)]->heartbeat.load(
+                                             std::memory_order_relaxed)),
+                                     std::memory_order_relaxed);
             const std::int64_t tick = (t0 + static_cast<std::int64_t>(steps_done) * plan.macro_step)
                                           .time_since_epoch()
                                           .count();
@@ -546,7 +556,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
               watchdog_log.post(rt_event_code::safety_stop, tick, static_cast<double>(v.bucket),
                                 static_cast<double>(opt.watchdog.max_overruns), 1U);
             }
-            shared.request_stop(stop_cause::deadline);
+            shared.request_stop(v.hung >= 0 ? stop_cause::stall : stop_cause::deadline);
             return;
           }
           if (steps_done >= static_cast<std::uint64_t>(steps)) return;
@@ -564,23 +574,30 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
   shared.start_ns = monotonic_now_ns() + 2'000'000;
   go.store(true, std::memory_order_release);
 
-  std::FILE* timing = nullptr;
+  // The diagnostic files are results too: one that cannot be written stops the run as a
+  // results.csv that cannot (output_error), naming the file.
+  detail::observer_file timing_file;
+  std::string output_failure;
   if (!opt.timing_csv.empty()) {
-    timing = std::fopen(opt.timing_csv.c_str(), "w");
-    if (timing == nullptr) {
-      out.warnings.push_back("cannot write timing CSV " + opt.timing_csv);
-    } else {
-      std::fputs("step,t,subsystem,wakeup_latency_us,exec_us,overrun,skipped_periods\n", timing);
-    }
+    if (timing_file.open(opt.timing_csv))
+      std::fputs("step,t,subsystem,wakeup_latency_us,exec_us,overrun,skipped_periods\n",
+                 timing_file.get());
+    else
+      output_failure = timing_file.failure();
   }
+  std::FILE* const timing = timing_file.get();
   detail::trace_writer trace;
   if (!opt.trace_json.empty()) {
     std::vector<std::string> names;
     for (std::size_t i = 0; i < n_sub; ++i) names.push_back(sys.at(i).name());
     // Time 0: release of step 0 (realtime) or the start gate (threaded, no schedule).
     const std::int64_t origin = opt.realtime ? shared.start_ns : shared.start_ns - 2'000'000;
-    if (!trace.open(opt.trace_json, names, origin))
-      out.warnings.push_back("cannot write trace " + opt.trace_json);
+    if (!trace.open(opt.trace_json, names, origin) && output_failure.empty())
+      output_failure = trace.failure();
+  }
+  if (!output_failure.empty()) {
+    run_stop.raise(stop_cause::output_error);
+    shared.request_stop(stop_cause::none);
   }
 
   // Realtime: records arrive once per period, so the recorder sleeps to the middle of the
@@ -623,7 +640,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
   // run at the recorder's step.
   // Recording thread: one record per subsystem per step, then the shared accounting.
   time_point t = plan.start;
-  bool running = start_ok;
+  bool running = start_ok && output_failure.empty();
   bool stopped = false;  // ended early: run_stop holds the cause
   for (std::int64_t n = 0; n < steps && running; ++n) {
     bool ok = true;
@@ -669,6 +686,12 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
       next_observe = monotonic_now_ns() + opt.observer_period_ns;
     }
     if (!running) break;
+    if (!timing_file.ok() || !trace.ok()) {
+      output_failure = !timing_file.ok() ? timing_file.failure() : trace.failure();
+      run_stop.raise(stop_cause::output_error);
+      stopped = true;
+      break;
+    }
     mon.close_step(plan.macro_step);
     // As offline: a model that ended the simulation or failed in this step ends the run at its
     // start.
@@ -683,32 +706,51 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
   stopped = stopped || out.macro_steps < steps;
   // Threads only stop early for a raised cause; should one not, the run is no success.
   if (stopped) run_stop.raise(stop_cause::error);
+  // The bench first, before waiting for any thread: one may be stuck inside a model.
+  if (stopped) sys.trip_fail_safe();
   shared.request_stop(stop_cause::none);  // releases every waiting thread
-  for (auto& th : threads) th.join();
-  hooks.finish(!stopped);
-  drain.stop();
-  if (timing != nullptr) std::fclose(timing);
-  trace.close();
-
-  if (stopped && run_stop.cause() == stop_cause::deadline) {
-    const std::ptrdiff_t hung = shared.stop_hung.load();
-    const double H_ms = static_cast<double>(H_ns) * 1e-6;
-    if (hung >= 0) {
-      out.message = "subsystem '" + sys.at(static_cast<std::size_t>(hung)).name() +
-                    "' stayed in one step for " +
-                    format_double(static_cast<double>(shared.stop_busy_ns.load()) * 1e-6) +
-                    " ms, longer than watchdog.max_overruns (" +
-                    std::to_string(opt.watchdog.max_overruns) + ") periods of " +
-                    format_double(H_ms) + " ms";
-    } else {
-      out.message = std::to_string(shared.stop_bucket.load()) +
-                    " late steps in the watchdog's leaky bucket reached watchdog.max_overruns = " +
-                    std::to_string(opt.watchdog.max_overruns) + " (one is forgiven per " +
-                    std::to_string(opt.watchdog.leak_steps) + " macro steps, watchdog.leak_steps)";
-    }
+  // A thread still inside a step after the grace is abandoned: its subsystem is neither
+  // stopped nor destroyed, and the process ends once the results are out (limits.abandon).
+  const std::int64_t join_deadline = monotonic_now_ns() + limits.grace_ns;
+  std::vector<std::size_t> stuck;
+  for (std::size_t i = 0; i < threads.size(); ++i)
+    if (!threads[i].join_until(join_deadline) && i < n_sub) stuck.push_back(i);
+  if (stuck.empty()) {
+    hooks.finish(!stopped);
+  } else {
+    hooks.finish_except(stuck);
+    for (std::size_t i : stuck) out.abandoned.push_back(sys.at(i).name());
   }
+  drain.stop();
+  if (!timing_file.close() && output_failure.empty()) output_failure = timing_file.failure();
+  if (!trace.close() && output_failure.empty()) output_failure = trace.failure();
+  if (!output_failure.empty()) {
+    run_stop.raise(stop_cause::output_error);
+    stopped = true;
+    out.message = output_failure;
+  }
+
+  const double H_ms = static_cast<double>(H_ns) * 1e-6;
+  if (stopped && run_stop.cause() == stop_cause::stall) {
+    const auto hung = static_cast<std::size_t>(shared.stop_hung.load());
+    const std::int64_t step = shared.stop_step.load();
+    out.message = "subsystem '" + sys.at(hung).name() + "' stalled: it stayed inside its step " +
+                  std::to_string(step) +
+                  " (from t = " + format_double(to_seconds(t0 + step * plan.macro_step)) +
+                  " s) for " + std::to_string(shared.stop_busy_ns.load() / 1'000'000) +
+                  " ms, longer than watchdog.max_overruns (" +
+                  std::to_string(opt.watchdog.max_overruns) + ") periods of " +
+                  format_double(H_ms) + " ms; safe values sent";
+  }
+  if (stopped && run_stop.cause() == stop_cause::deadline)
+    out.message = std::to_string(shared.stop_bucket.load()) +
+                  " late steps in the watchdog's leaky bucket reached watchdog.max_overruns = " +
+                  std::to_string(opt.watchdog.max_overruns) + " (one is forgiven per " +
+                  std::to_string(opt.watchdog.leak_steps) +
+                  " macro steps, watchdog.leak_steps); safe values sent";
   if (stopped && run_stop.cause() == stop_cause::error)
     out.message = "a subsystem thread stopped unexpectedly";
+
   acc.finish(out);
   for (std::size_t i = 0; i < n_sub; ++i) {
     const worker& w = *workers[i];
@@ -720,11 +762,12 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
     r.priority_granted = threads[i].grant().priority_granted;
     if (!threads[i].grant().warning.empty())
       out.warnings.push_back(r.name + ": " + threads[i].grant().warning);
-    r.wakeup_p50_us = w.wake.percentile_us(0.5);
-    r.wakeup_p99_us = w.wake.percentile_us(0.99);
+    // percentile_us takes percent (0-100).
+    r.wakeup_p50_us = w.wake.percentile_us(50);
+    r.wakeup_p99_us = w.wake.percentile_us(99);
     r.wakeup_max_us = w.wake.max_us();
-    r.exec_p50_us = w.exec.percentile_us(0.5);
-    r.exec_p99_us = w.exec.percentile_us(0.99);
+    r.exec_p50_us = w.exec.percentile_us(50);
+    r.exec_p99_us = w.exec.percentile_us(99);
     r.exec_max_us = w.exec.max_us();
     r.overruns = w.overruns.load();
     r.steps = static_cast<std::int64_t>(w.heartbeat.load());
@@ -737,6 +780,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
   for (const auto& r : rings) out.ring_drops += r->drops();
   finish_outcome(out, plan, t, wall0, stopped ? &run_stop : nullptr);
   sink.end();
+  if (!stuck.empty()) detail::abandon_run(limits, out);  // never returns
   return out;
 }
 

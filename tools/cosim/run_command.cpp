@@ -18,6 +18,7 @@
 #include "cosim/drivers/udp_driver.hpp"
 #include "cosim/runtime/csv_writer.hpp"
 #include "cosim/runtime/error.hpp"
+#include "cosim/runtime/fail_safe.hpp"
 #include "cosim/runtime/json_writer.hpp"
 #include "cosim/runtime/threaded_executor.hpp"
 #include "dashboard.hpp"
@@ -33,7 +34,9 @@ namespace {
 constinit stop_source operator_stop_source;
 
 extern "C" void on_stop_signal(int sig) {
-  // stop_source::raise is lock-free atomics only: async-signal-safe.
+  // Both are lock-free atomics and sendto(2) only: async-signal-safe. The bench hears the
+  // operator at once, whatever thread the signal interrupted and whatever a model does.
+  fail_safe::trip_all();
   operator_stop_source.raise(stop_cause::operator_signal, sig);
 }
 
@@ -85,6 +88,21 @@ void install_signal_handlers() {
 
 namespace {
 
+/// The run's result on stdout: one line, the message, the residuals, where the files are.
+void print_result(const run_request& req, const config::run_report& rep) {
+  const run_outcome& o = rep.outcome;
+  std::printf("%s: %s (%s) after %.6g s simulated in %.3g s wall, %lld macro step%s\n",
+              req.scenario.c_str(), to_string(o.status), o.stop_reason.c_str(), o.sim_time_s,
+              o.wall_time_s, static_cast<long long>(o.macro_steps), o.macro_steps == 1 ? "" : "s");
+  if (!o.message.empty()) std::printf("  %s\n", o.message.c_str());
+  std::printf("  energy residual sum|dE| = %.6g J, max |dP| = %.6g W\n", o.energy_residual,
+              o.max_residual_power);
+  std::printf("  results: %s\n  summary: %s\n", rep.results_csv.c_str(), rep.summary_json.c_str());
+  if (!o.abandoned.empty())
+    std::printf("  exit code %d: the process ended without waiting for the stuck subsystem\n",
+                exit_abandoned);
+}
+
 /// The run subcommand once its options are parsed.
 int run_main(run_request& req, bool print_system, const std::string& serve_arg, bool serve_any_arg,
              progress_mode progress_flag) {
@@ -94,6 +112,7 @@ int run_main(run_request& req, bool print_system, const std::string& serve_arg, 
   }
   if (req.out_dir.empty()) req.out_dir = "results/" + fs::path(req.scenario).stem().string();
   install_signal_handlers();
+  req.on_abandon = [&req](const config::run_report& rep) { print_result(req, rep); };
   // --serve: bound before the run starts and before the results folder is
   // touched, so a port in use ends here (exit 2) with nothing written.
   // The dashboard and the progress line need the scenario's times before the run.
@@ -142,15 +161,8 @@ int run_main(run_request& req, bool print_system, const std::string& serve_arg, 
                     : std::string(to_string(rep.outcome.status)) + " (" + rep.outcome.stop_reason +
                           ")");
   if (dash) dash->finish(rep.outcome);
-  const run_outcome& o = rep.outcome;
-  std::printf("%s: %s (%s) after %.6g s simulated in %.3g s wall, %lld macro step%s\n",
-              req.scenario.c_str(), to_string(o.status), o.stop_reason.c_str(), o.sim_time_s,
-              o.wall_time_s, static_cast<long long>(o.macro_steps), o.macro_steps == 1 ? "" : "s");
-  if (!o.message.empty()) std::printf("  %s\n", o.message.c_str());
-  std::printf("  energy residual sum|dE| = %.6g J, max |dP| = %.6g W\n", o.energy_residual,
-              o.max_residual_power);
-  std::printf("  results: %s\n  summary: %s\n", rep.results_csv.c_str(), rep.summary_json.c_str());
-  return exit_code(o);
+  print_result(req, rep);
+  return exit_code(rep.outcome);
 }
 
 }  // namespace

@@ -40,8 +40,8 @@ class udp_backend {
   virtual void wake() noexcept = 0;
   /// Any thread: run() returns soon.
   virtual void stop() noexcept = 0;
-  /// Non-blocking send; false if the kernel refused it. I/O thread, or any thread once
-  /// run() has returned.
+  /// Non-blocking send; false if the kernel refused it. Any thread, and a signal handler:
+  /// both backends send with a plain sendto(2) on their socket.
   virtual bool send_to(std::span<const std::byte> data, const sockaddr_in& to) noexcept = 0;
 };
 

@@ -9,7 +9,9 @@
 //    for stop_after: the run's stop_source is raised (stop reason stale_input).
 //  - udp_output_driver: its inputs are sent once per macro step. update_outputs pushes the
 //    channel values into an SPSC ring and wakes the I/O thread, which encodes and sends them.
-//    A fail-safe stop sends every channel's safe_value safe_repeats times.
+//    A fail-safe stop sends every channel's safe_value safe_repeats times, at once from the
+//    thread that trips it (trip_fail_safe: the watchdog, the recorder, a signal handler),
+//    and nothing but safe values after that: the stopping run never waits for a model.
 //
 // Drivers are ordinary subsystems: every executor starts their I/O thread through
 // subsystem::start() and ends it through subsystem::stop(fail_safe); their counters reach
@@ -81,9 +83,8 @@ class udp_driver : public subsystem, protected datagram_handler {
   }
   void on_wake() noexcept override {}
   /// Output drivers, on the stopping thread once the I/O thread is gone: what is still
-  /// queued (the last macro steps' values), then the fail-safe values safe_repeats times.
+  /// queued (the last macro steps' values) unless the driver was tripped.
   virtual void send_queued() noexcept {}
-  virtual void send_safe() noexcept {}
 
   driver_config cfg_;
   std::unique_ptr<udp_backend> backend_;
@@ -146,7 +147,9 @@ class udp_output_driver final : public udp_driver {
 
  private:
   void send_queued() noexcept override;
-  void send_safe() noexcept override;
+  /// Sends the safe values safe_repeats times from the calling thread (sendto(2) on the
+  /// driver's socket; async-signal-safe) and drops every value queued after: once.
+  void do_trip_fail_safe() noexcept override;
   using packet = output_values;
   bool do_step(time_point, duration) noexcept override { return true; }
   void do_update_outputs(time_point t) noexcept override;
@@ -155,7 +158,11 @@ class udp_output_driver final : public udp_driver {
 
   sockaddr_in to_{};
   spsc_ring<packet> ring_{1024};
-  std::uint32_t sequence_ = 0;  // I/O thread (then the stopping thread)
+  // Taken by the I/O thread and by a trip on any thread: the safe values carry the newest
+  // sequence numbers, so a command the I/O thread sent concurrently reaches the device as
+  // older and is dropped there (PROTOCOL.md, "Receiving side").
+  std::atomic<std::uint32_t> sequence_{0};
+  std::atomic<bool> tripped_{false};
   std::atomic<std::uint64_t> ring_drops_{0};
 };
 

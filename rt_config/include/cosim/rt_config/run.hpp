@@ -2,6 +2,7 @@
 // The library's one run entry: loads and checks a scenario, builds its system, runs it with
 // the executor its run mode names (offline, threaded or realtime), and writes the results
 // folder (results_folder.hpp): DIR/results.csv streamed, DIR/summary.json atomically last.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,10 @@ struct run_request {
   /// Optional, not owned: the threaded executor's live per-thread timing (cosim run
   /// --serve); offline runs have no threads and ignore it.
   timing_observer* observer = nullptr;
+  /// Optional: called when the run's supervisor abandoned a subsystem stuck inside its step
+  /// (watchdog.grace), after the rows and summary.json are durable and just before the
+  /// process ends with exit_abandoned (run_scenario never returns then). Prints the result.
+  std::function<void(const struct run_report&)> on_abandon;
 };
 
 struct run_report {
@@ -41,7 +46,8 @@ struct run_report {
 /// causes raised during the run (drivers, safety limits) stay in the run.
 run_report run_scenario(const run_request& req, const stop_source* stop);
 
-/// 0 completed, 1 stopped early (diverged, safety stop, operator signal), 2 error.
+/// 0 completed, 1 stopped early (diverged, safety stop, operator signal), 2 error; a run
+/// whose supervisor abandoned a stuck subsystem ends the process with exit_abandoned (3).
 int exit_code(const run_outcome& o) noexcept;
 
 }  // namespace cosim::config

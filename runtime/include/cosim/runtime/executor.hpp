@@ -69,9 +69,26 @@ void validate_plan(const system& sys, const run_plan& plan);
 /// cosim::error naming the first one that cannot, and why. No-op otherwise. Setup only.
 void check_rollback(const system& sys, const run_plan& plan);
 
+struct run_outcome;
+
+/// The process exit code of a run whose supervisor abandoned a subsystem thread that did not
+/// return from its step within the grace (the results up to the stop are kept).
+inline constexpr int exit_abandoned = 3;
+
+/// Ends the process after a supervisor abandoned a stuck subsystem thread. Called once, on
+/// the supervising thread, with the run's outcome once every row is in the sink and the sink
+/// ended; it writes what it must (summary.json) and ends the process (never returns: the
+/// stuck thread still uses the run's state). Null: _exit(exit_abandoned).
+using abandon_handler = void (*)(void* ctx, run_outcome& out) noexcept;
+
 struct safety_limits {
   double energy_residual = std::numeric_limits<double>::infinity();  // on sum |delta_E| [J]
   double residual_power = std::numeric_limits<double>::infinity();   // on |delta_P| [W]
+  /// After a stop is decided (any cause, a signal included), how long the supervisor waits
+  /// for a subsystem still inside its step before abandoning it (watchdog.grace).
+  std::int64_t grace_ns = 300'000'000;
+  abandon_handler abandon = nullptr;
+  void* abandon_ctx = nullptr;
 };
 
 enum class run_status { completed, diverged, safety_stop, error };
@@ -112,6 +129,8 @@ struct run_outcome {
   bool memory_locked = false;
   std::vector<std::string> warnings;
   iteration_stats iteration;
+  /// Subsystems whose thread was abandoned inside a step (the process then ends).
+  std::vector<std::string> abandoned;
 };
 
 /// Receives recorded rows. write() is called on the stepping thread and must not throw.

@@ -28,6 +28,9 @@ std::string stack_size(std::int64_t bytes);
 std::string budget(double seconds);
 /// watchdog.max_overruns / watchdog.leak_steps: >= 1.
 std::string watchdog_count(std::int64_t n);
+/// watchdog.grace [s]: at least 1 ms (a stop must leave a thread time to return), at most
+/// 60 s (a bench left waiting longer is no safer).
+std::string grace(double seconds);
 /// An internal step h against the macro step H: positive, and unless `non_matching` not
 /// larger than H and dividing it; at most max_substeps_per_macro_step steps per H.
 std::string internal_step(duration h, duration H, bool non_matching);

@@ -50,6 +50,11 @@ class rt_thread {
   [[nodiscard]] bool joinable() const noexcept;
   /// Waits for the body to finish and rethrows an exception that escaped it.
   void join();
+  /// Waits until the body finished or CLOCK_MONOTONIC reaches deadline_ns; true if it
+  /// finished (then joined; an escaped exception is discarded). A thread that did not is
+  /// still joinable: the supervisor abandons it (the process then ends without
+  /// destroying this object, whose destructor would wait for it).
+  [[nodiscard]] bool join_until(std::int64_t deadline_ns) noexcept;
 
  private:
   struct state;

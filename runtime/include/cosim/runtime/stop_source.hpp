@@ -19,7 +19,8 @@ enum class stop_cause : int {
   none = 0,
   operator_signal,  // SIGINT/SIGTERM/SIGHUP; code = the signal number
   stale_input,      // an input driver got nothing fresh for stop_after; who = its name
-  deadline,         // the realtime watchdog (leaky bucket or a hung step)
+  deadline,         // the realtime watchdog's leaky bucket of late steps overflowed
+  stall,            // the realtime watchdog: a subsystem stayed inside one step too long
   energy_residual,  // safety limit on sum |dE|
   residual_power,   // safety limit on |dP|
   non_finite,       // a state, output or recorded value became non-finite

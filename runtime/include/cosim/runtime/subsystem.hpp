@@ -188,6 +188,12 @@ class subsystem {
   /// true unless the run completed (then e.g. safe values go out). Defaults do nothing.
   void start(stop_source& stop) { do_start(stop); }
   void stop(bool fail_safe) noexcept { do_stop(fail_safe); }
+  /// The supervisor's order to put what this subsystem drives into its safe state now
+  /// (an output driver sends its safe values), from any thread and while this subsystem's
+  /// own thread may still be inside a step, or stuck in a partner's: so async-signal-safe,
+  /// lock-free and idempotent. stop(true) follows if the run's threads return. Default:
+  /// nothing to do.
+  void trip_fail_safe() noexcept { do_trip_fail_safe(); }
 
   /// True if output o at t depends on input i at t (direct feedthrough through that input;
   /// the algebraic-loop check follows these). The default: every input of a feedthrough
@@ -258,6 +264,7 @@ class subsystem {
   virtual void do_initialize(time_point /*t0*/) {}
   virtual void do_start(stop_source& /*stop*/) {}
   virtual void do_stop(bool /*fail_safe*/) noexcept {}
+  virtual void do_trip_fail_safe() noexcept {}
   virtual void do_record_variable(std::size_t /*v*/) {}
   virtual std::span<const double> do_output_derivatives(std::size_t /*o*/) noexcept { return {}; }
   virtual double do_output_partial(std::size_t /*o*/, std::size_t /*i*/) noexcept { return 0.0; }

@@ -55,6 +55,10 @@ class system {
  public:
   std::size_t add(std::unique_ptr<subsystem> s);
   [[nodiscard]] std::size_t size() const noexcept { return subsystems_.size(); }
+  /// subsystem::trip_fail_safe() of every subsystem: any thread, async-signal-safe.
+  void trip_fail_safe() noexcept {
+    for (auto& s : subsystems_) s->trip_fail_safe();
+  }
   [[nodiscard]] subsystem& at(std::size_t i) noexcept { return *subsystems_[i]; }
   [[nodiscard]] const subsystem& at(std::size_t i) const noexcept { return *subsystems_[i]; }
   /// Index by name; throws cosim::error naming the subsystem if absent.

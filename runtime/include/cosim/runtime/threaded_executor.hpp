@@ -38,6 +38,9 @@ struct watchdog_setup {
   int priority = 0;
   std::int64_t max_overruns = 10;  // leaky-bucket capacity: safe stop when reached
   std::int64_t leak_steps = 100;   // one overrun forgiven per this many macro steps
+  // After a stop, how long a thread still inside a step is waited for before it is
+  // abandoned (every mode; copied into safety_limits::grace_ns by the scenario).
+  std::int64_t grace_ns = 300'000'000;
 };
 
 /// Per-thread timing over the interval since the previous timing_observer::timing call.
