@@ -1,6 +1,7 @@
 #include "cosim/runtime/executor.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -99,8 +100,23 @@ std::vector<std::string> result_columns(const system& sys) {
   return cols;
 }
 
+namespace {
+std::atomic<std::int64_t> g_runs_started{0};
+}  // namespace
+
+std::int64_t runs_started() noexcept {
+  return g_runs_started.load(std::memory_order_acquire);
+}
+
+namespace detail {
+void count_run_start() noexcept {
+  g_runs_started.fetch_add(1, std::memory_order_acq_rel);
+}
+}  // namespace detail
+
 run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& limits,
                         row_sink& sink, const stop_source* stop) {
+  detail::count_run_start();
   validate_plan(sys, plan);
   sys.check_complete();
   const auto wall0 = std::chrono::steady_clock::now();
@@ -138,24 +154,13 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
       out.abandoned.push_back(sys.at(stuck).name());
       acc.finish(out);
       finish_outcome(out, plan, t, wall0, &run_stop);
-      try {
-        sink.end();
-      } catch (...) {
-        // The rows written so far stay; the summary still tells why the run ended.
-      }
+      detail::end_sink(sink);
       detail::abandon_run(limits, out);
     });
   const auto enter = [&](std::size_t i) noexcept {
     if (supervisor) supervisor->at(i);
   };
-  if (supervisor) supervisor->enter();
-  try {
-    initialize_and_exchange(sys, plan);
-  } catch (...) {
-    if (supervisor) supervisor->leave();
-    throw;
-  }
-  if (supervisor) supervisor->leave();
+  detail::supervised_initialize(sys, plan, supervisor ? &*supervisor : nullptr);
   // A value already non-finite at t0 stops the run before its first step (the loop sees it).
   (void)acc.start(t, out, run_stop);
   detail::started_subsystems hooks(sys, run_stop);
@@ -283,10 +288,41 @@ std::string stop_message(const stop_source& s, time_point t) {
 
 }  // namespace
 
-void initialize_and_exchange(system& sys, const run_plan& plan) {
+namespace detail {
+
+void supervised_initialize(system& sys, const run_plan& plan, offline_supervisor* supervisor) {
+  if (supervisor == nullptr) {
+    initialize_and_exchange(sys, plan);
+    return;
+  }
+  supervisor->enter();
+  try {
+    initialize_and_exchange(sys, plan, supervisor);
+  } catch (...) {
+    supervisor->leave();
+    throw;
+  }
+  supervisor->leave();
+}
+
+void end_sink(row_sink& sink) noexcept {
+  try {
+    sink.end();
+  } catch (...) {
+    // The rows written so far stay; the summary still tells why the run ended.
+  }
+}
+
+}  // namespace detail
+
+void initialize_and_exchange(system& sys, const run_plan& plan,
+                             detail::offline_supervisor* supervisor) {
   // Start-up exchange in scheme order, so that feedthrough outputs at t0 see their
   // producers' initial values.
-  for (std::size_t i = 0; i < sys.size(); ++i) sys.at(i).initialize(plan.start);
+  for (std::size_t i = 0; i < sys.size(); ++i) {
+    if (supervisor != nullptr) supervisor->at(i);
+    sys.at(i).initialize(plan.start);
+  }
   sys.resolve_routes();
   for (std::size_t i : plan.order) {
     sys.at(i).update_outputs(plan.start);

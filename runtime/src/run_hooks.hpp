@@ -49,6 +49,15 @@ class started_subsystems {
   std::size_t started_ = 0;
 };
 
+/// Counts an executor's start (runs_started()).
+void count_run_start() noexcept;
+
+class offline_supervisor;
+/// initialize_and_exchange as model code the supervisor (if any) watches.
+void supervised_initialize(system& sys, const run_plan& plan, offline_supervisor* supervisor);
+/// sink.end() where nothing may throw any more (an abandoned run's last act).
+void end_sink(row_sink& sink) noexcept;
+
 /// Hands a run whose supervisor abandoned the threads of out.abandoned (the run's outcome
 /// otherwise final, every row in the sink) to limits.abandon, which ends the process;
 /// _exit(exit_abandoned) should it return or be unset. The message says what was abandoned.

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <ctime>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "cosim/runtime/error.hpp"
@@ -18,6 +19,7 @@
 #include "cosim/runtime/rt_thread.hpp"
 #include "cosim/runtime/spsc_ring.hpp"
 #include "observer_file.hpp"
+#include "offline_supervisor.hpp"
 #include "run_accounting.hpp"
 #include "run_hooks.hpp"
 #include "trace_writer.hpp"
@@ -260,6 +262,7 @@ void validate_threaded(const system& sys, const run_plan& plan, const threaded_o
 
 run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits& limits,
                          row_sink& sink, const threaded_options& opt, const stop_source* stop) {
+  detail::count_run_start();
   validate_threaded(sys, plan, opt);
   // Threads (and hardware) cannot roll back a macro step.
   COSIM_INPUT_CHECK(!plan.iteration.enabled(), errc::config_value,
@@ -347,12 +350,23 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
     }
   } observer_guard{opt.observer};
   if (opt.observer != nullptr) opt.observer->begin(sys);
-  initialize_and_exchange(sys, plan);
+  stop_source run_stop(stop);
+  {
+    // Initialisation is model code on this thread: supervised as an offline step is.
+    std::optional<detail::offline_supervisor> supervisor;
+    if (stop != nullptr)
+      supervisor.emplace(sys, run_stop, limits.grace_ns, [&](std::size_t stuck) {
+        out.abandoned.push_back(sys.at(stuck).name());
+        finish_outcome(out, plan, plan.start, wall0, &run_stop);
+        detail::end_sink(sink);
+        detail::abandon_run(limits, out);
+      });
+    detail::supervised_initialize(sys, plan, supervisor ? &*supervisor : nullptr);
+  }
   for (std::size_t i = 0; i < n_sub; ++i)
     for (std::size_t o = 0; o < sys.at(i).output_count(); ++o)
       mirror_out[i][o] = sys.at(i).output(o);
   for (std::size_t p = 0; p < sys.probes().size(); ++p) mirror_probe[p] = *sys.probes()[p].value;
-  stop_source run_stop(stop);
   // A value already non-finite at t0: no thread steps, nothing more is recorded.
   const bool start_ok = acc.start(plan.start, out, run_stop);
   shared_state shared(run_stop);

@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -290,3 +292,22 @@ TEST(SupervisorSignal, ThreadedSpinningModel) {
 }
 
 }  // namespace
+
+// A model that hangs in its initialisation (before the run begins, before anything is
+// written): SIGTERM still ends the program, and the earlier run's files stay as they were.
+TEST(SupervisorSignal, HangDuringStartUpAnswersTheSignalAndKeepsEarlierResults) {
+  const cosim::test::temp_dir dir;
+  valve_socket valve;
+  const std::string out_dir = dir / "out";
+  std::filesystem::create_directories(out_dir);
+  const std::string earlier_csv = "t,x\n0,1\n", earlier_summary = "{\"status\": \"completed\"}\n";
+  std::ofstream(out_dir + "/results.csv") << earlier_csv;
+  std::ofstream(out_dir + "/summary.json") << earlier_summary;
+  const std::string file = dir.file(
+      "hang.toml", system_file("offline", "hang_fmi2.fmu", "hang_in = 4\n", valve.port(), false));
+  const run_result r = run_cosim(dir, file, true);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("stopped by SIGTERM during start-up"), std::string::npos) << r.err;
+  EXPECT_EQ(tp::slurp(out_dir + "/results.csv"), earlier_csv);
+  EXPECT_EQ(r.summary, earlier_summary);
+}

@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <thread>
+
+#include <semaphore.h>
 
 #include <spdlog/spdlog.h>
 #include <algorithm>
@@ -33,11 +36,44 @@ namespace {
 // Initialised at compile time: the signal handler never runs a guarded initialisation.
 constinit stop_source operator_stop_source;
 
+// Posted by the signal handler (sem_post is async-signal-safe) for the start-up watch.
+sem_t g_signalled;
+std::atomic<bool> g_signalled_ready{false};
+
 extern "C" void on_stop_signal(int sig) {
-  // Both are lock-free atomics and sendto(2) only: async-signal-safe. The bench hears the
+  // Lock-free atomics, sendto(2) and sem_post only: async-signal-safe. The bench hears the
   // operator at once, whatever thread the signal interrupted and whatever a model does.
   fail_safe::trip_all();
   operator_stop_source.raise(stop_cause::operator_signal, sig);
+  if (g_signalled_ready.load(std::memory_order_acquire)) sem_post(&g_signalled);
+}
+
+// A stop during start-up (loading, FMU instantiation and initialisation, waiting for a
+// remote worker) has no executor to answer it yet, and the code it interrupted may not
+// return (a hung FMU, a discovery wait). Nothing is written before the executor starts, so
+// when none has started a second after the signal, the process ends (exit 1), leaving the
+// results folder as it was.
+void watch_start_up_stop() {
+  if (sem_init(&g_signalled, 0, 0) != 0) return;
+  g_signalled_ready.store(true, std::memory_order_release);
+  std::thread([] {
+    while (sem_wait(&g_signalled) != 0) {
+    }
+    for (int i = 0; i < 100; ++i) {
+      if (runs_started() > 0) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (runs_started() > 0) return;
+    const int sig = operator_stop_source.code();
+    const char* name = sig > 0 ? sigabbrev_np(sig) : nullptr;
+    std::fprintf(stderr,
+                 "cosim: stopped by SIG%s during start-up, before the run began; nothing was "
+                 "written, the results folder is as it was\n",
+                 name != nullptr ? name : "?");
+    std::fflush(stderr);
+    std::fflush(stdout);
+    ::_exit(1);
+  }).detach();
 }
 
 /// The simulated time the recording has reached, for the progress line: one relaxed
@@ -112,6 +148,7 @@ int run_main(run_request& req, bool print_system, const std::string& serve_arg, 
   }
   if (req.out_dir.empty()) req.out_dir = "results/" + fs::path(req.scenario).stem().string();
   install_signal_handlers();
+  watch_start_up_stop();
   req.on_abandon = [&req](const config::run_report& rep) { print_result(req, rep); };
   // --serve: bound before the run starts and before the results folder is
   // touched, so a port in use ends here (exit 2) with nothing written.

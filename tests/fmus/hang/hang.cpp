@@ -2,7 +2,8 @@
 // model is stuck must still reach the bench, keep the rows and end the process). Parameter
 // `hang_in`: 0 never (y = t), 1 sleeps for ever, 2 spins for ever at full CPU (on a SCHED_FIFO
 // thread only a higher priority preempts it), 3 sleeps `sleep_s` once; each in the first
-// doStep that would end after `hang_at` [s]. Built as hang_fmi2.
+// doStep that would end after `hang_at` [s]; 4 sleeps for ever in initialisation
+// (fmi2ExitInitializationMode). Built as hang_fmi2.
 #include <time.h>
 
 #include <atomic>
@@ -25,6 +26,8 @@ class hang final : public cosim::fmu_kit::model {
   }
 
   bool initialize(double t0, std::string& /*why*/) override {
+    if (hang_in_ == 4)
+      for (;;) sleep_for(3600.0);
     y_ = t0;
     return true;
   }

@@ -151,12 +151,21 @@ class row_sink {
 /// Column names of a run: t, the system's probes, then the energy-residual columns.
 std::vector<std::string> result_columns(const system& sys);
 
-/// Initialises every subsystem at plan.start and performs the start-up exchange.
-void initialize_and_exchange(system& sys, const run_plan& plan);
+namespace detail {
+class offline_supervisor;
+}
+/// Initialises every subsystem at plan.start and performs the start-up exchange;
+/// `supervisor` (optional) is told which subsystem is being initialised.
+void initialize_and_exchange(system& sys, const run_plan& plan,
+                             detail::offline_supervisor* supervisor = nullptr);
 /// Fills stop time, simulated time and wall time; for a run that ended early because
 /// `stopped` was raised, also status, stop reason and (unless set) the message.
 void finish_outcome(run_outcome& out, const run_plan& plan, time_point t,
                     std::chrono::steady_clock::time_point wall0, const stop_source* stopped);
+
+/// Runs whose executor started in this process so far (run_offline, run_threaded): from
+/// then on a supervisor answers the run's stop; before, a caller's start-up may not.
+std::int64_t runs_started() noexcept;
 
 /// Single thread, deterministic, as fast as possible. `stop` (optional, not owned) is
 /// checked once per macro step; the run's own causes (safety limits, ...) are raised in a
