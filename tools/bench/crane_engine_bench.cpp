@@ -328,7 +328,10 @@ void bm_engine(benchmark::State& state) {
     auto built = cosim::config::build(setup->sc);
     sink.clear();
     state.ResumeTiming();
-    const cosim::run_outcome o = cosim::run_offline(built->sys, built->plan, built->limits, sink);
+    // With an operator's stop source, as `cosim run` has: the supervised path a bench runs.
+    const cosim::stop_source operator_stop;
+    const cosim::run_outcome o =
+        cosim::run_offline(built->sys, built->plan, built->limits, sink, &operator_stop);
     failures += o.status == cosim::run_status::completed ? 0 : 1;
     benchmark::DoNotOptimize(sink.data());
     benchmark::ClobberMemory();
