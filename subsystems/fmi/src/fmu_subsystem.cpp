@@ -482,6 +482,7 @@ void fmu_subsystem::do_initialize(time_point t0) {
   in_int_ = {};
   in_bool_ = {};
   in_other_.clear();
+  input_group_.assign(input_count(), {0, 0});
   for (std::size_t i = 0; i < input_count(); ++i) {
     const variable& v = md.variables[input_var_[i]];
     // value_at() needs a sample; connected inputs get theirs in the start-up exchange.
@@ -489,11 +490,17 @@ void fmu_subsystem::do_initialize(time_point t0) {
     if (!input(i).connected()) continue;  // keeps its start value inside the FMU
     if (is_typed_other(v.type)) {
       add_typed(in_other_, v.type, v.value_reference, i);
+      for (std::size_t k = 0; k < in_other_.size(); ++k)
+        if (in_other_[k].type == v.type) input_group_[i] = {4 + k, in_other_[k].vrs.size() - 1};
       continue;
     }
     value_group& g = v.type == var_type::real      ? in_real_
                      : v.type == var_type::integer ? in_int_
                                                    : in_bool_;
+    input_group_[i] = {v.type == var_type::real      ? 1
+                       : v.type == var_type::integer ? 2
+                                                     : 3,
+                       g.vrs.size()};
     g.vrs.push_back(v.value_reference);
     g.slots.push_back(i);
   }
@@ -516,6 +523,28 @@ void fmu_subsystem::do_initialize(time_point t0) {
     if (!input(i).held()) inputs_held_ = false;
   }
   stop_at_ = run_length_ ? t0 + *run_length_ : time_point::max();
+}
+
+double fmu_subsystem::do_received_input(std::size_t i, time_point t) const noexcept {
+  const auto [group, j] = i < input_group_.size() ? input_group_[i] : std::pair{0UL, 0UL};
+  // Before the first set, what the first set at t sends.
+  if (group == 0 || !inputs_sent_) {
+    const double v = input(i).value_at(t);
+    if (group == 2) return static_cast<double>(to_int32(v));
+    if (group == 3) return v >= 0.5 ? 1.0 : 0.0;
+    if (group >= 4) return typed_as_sent(in_other_[group - 4].type, major_, v);
+    return v;
+  }
+  switch (group) {
+    case 1:
+      return in_real_last_[j];
+    case 2:
+      return static_cast<double>(in_int_last_[j]);
+    case 3:
+      return in_bool_last_[j] != 0 ? 1.0 : 0.0;
+    default:
+      return typed_as_sent(in_other_[group - 4].type, major_, in_other_[group - 4].last[j]);
+  }
 }
 
 void fmu_subsystem::do_start(stop_source& stop) {
