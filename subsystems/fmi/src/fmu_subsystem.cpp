@@ -233,12 +233,14 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
     fmi2_callbacks_.reset(
         new fmi2CallbackFunctions{&log2_callback, &allocate2, &free2, nullptr, this});
     const std::string uri = fmu_->resource_uri();
+    // Logging on: the FMU's messages go to the log ring (log2_callback), and the reason for
+    // a failed call reaches the stop message; log_categories narrows them.
     instance_ = api_->instantiate2(this->name().c_str(), fmi2CoSimulation, token.c_str(),
-                                   uri.c_str(), fmi2_callbacks_.get(), fmi2False, fmi2False);
+                                   uri.c_str(), fmi2_callbacks_.get(), fmi2False, fmi2True);
   } else {
     const std::string path = fmu_->resource_path();
     instance_ = api_->instantiate3(this->name().c_str(), token.c_str(), path.c_str(), fmi3False,
-                                   fmi3False, event_mode_used_, early_return_allowed_, nullptr, 0,
+                                   fmi3True, event_mode_used_, early_return_allowed_, nullptr, 0,
                                    this, &log3_callback, nullptr);
   }
   if (instance_ == nullptr)
@@ -297,6 +299,32 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
   } catch (...) {
     end_instance();
     throw;
+  }
+  drain_log();
+}
+
+void fmu_subsystem::set_log_categories(const std::vector<std::string>& categories) {
+  std::vector<const char*> names;
+  names.reserve(categories.size());
+  for (const std::string& c : categories) names.push_back(c.c_str());
+  // FMI 2.0 Sect. 2.1.5 / FMI 3.0 Sect. 2.3.1: loggingOn false turns every category off;
+  // nCategories 0 would mean all of them.
+  const bool on = !categories.empty();
+  int st = 0;
+  if (major_ == 2) {
+    if (api_->set_debug_logging2 == nullptr)
+      throw_error("log_categories: its binary does not export fmi2SetDebugLogging");
+    st = static_cast<int>(
+        api_->set_debug_logging2(instance_, on ? fmi2True : fmi2False, names.size(), names.data()));
+  } else {
+    if (api_->set_debug_logging3 == nullptr)
+      throw_error("log_categories: its binary does not export fmi3SetDebugLogging");
+    st = static_cast<int>(api_->set_debug_logging3(instance_, on, names.size(), names.data()));
+  }
+  if (st > fmi2Warning) {
+    if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
+    throw_error(std::string(major_ == 2 ? "fmi2SetDebugLogging" : "fmi3SetDebugLogging") +
+                " of log_categories returned " + status_text(major_, st));
   }
   drain_log();
 }

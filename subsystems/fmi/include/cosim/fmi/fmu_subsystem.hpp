@@ -109,6 +109,11 @@ class fmu_subsystem final : public subsystem {
                 const std::vector<parameter_value>& parameters);
   ~fmu_subsystem() override;
 
+  /// fmi2/3SetDebugLogging: only these log categories (none: logging off). Without a call
+  /// the FMU logs as it does with logging on. Before start_experiment; throws cosim::error
+  /// naming the FMU when the FMU refuses or lacks the function.
+  void set_log_categories(const std::vector<std::string>& categories);
+
   /// Set up the experiment (stop time = start + run_length_s when given, else open ended),
   /// enter and exit initialisation. Throws cosim::error naming the FMU.
   void start_experiment(std::optional<double> run_length_s);
