@@ -20,6 +20,9 @@ std::vector<key_doc> documented_keys() {
       {"subsystems.<name>.host",
        "\"local\" (default), \"dds\": runs in `cosim worker` (docs/distributed.md), or "
        "\"process\": in a `cosim worker` the master starts and owns"},
+      {"subsystems.<name>.log_categories",
+       "FMU: the log categories it is asked for, e.g. [\"logStatusError\"] (fmi2/3SetDebugLogging; "
+       "[]: logging off); default: logging on, the FMU's own choice"},
       {"subsystems.<name>.parameters.<p>",
        "a parameter the type declares (unit, default, range: `cosim types TYPE`)"},
       {"initialization[i].type, .<role>",

@@ -201,6 +201,12 @@ std::string system_toml(const scenario& sc) {
       if (c.smoothing) o << "smoothing = true\n";
       if (c.non_matching) o << "non_matching = true\n";
       if (c.remote) o << "host = \"" << (c.process ? "process" : "dds") << "\"\n";
+      if (c.log_categories) {
+        o << "log_categories = [";
+        for (std::size_t k = 0; k < c.log_categories->size(); ++k)
+          o << (k == 0 ? "" : ", ") << str((*c.log_categories)[k]);
+        o << "]\n";
+      }
     }
     if (!d.parameters.empty()) {
       o << "\n[subsystems." << key(d.name) << ".parameters]\n";

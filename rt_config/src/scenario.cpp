@@ -64,6 +64,7 @@ void read_subsystem(config_reader& r, const subsystem_spec& spec, double H, subs
   check_choice(r, base + ".host", host, {"local", "dds", "process"});
   sc.remote = host != "local";
   sc.process = host == "process";
+  if (prefix == "subsystems.") sc.log_categories = r.opt_string_list(base + ".log_categories");
 }
 
 // [coupling.order]: "subsystem.input" = order, quoted or as dotted keys (which TOML and
@@ -425,6 +426,44 @@ void keep_dense_histories(const scenario& sc, built_scenario& b) {
   }
 }
 
+// In Jacobi without iterations a consumer's newest sample at the start of a macro step is
+// the producer's value at that time, and an extrapolation of the samples up to a time gives
+// the newest sample there. A subsystem that reads an input only at its step starts and for
+// outputs depending on it (an FMU), stepping once per macro step, therefore receives the
+// zero-order hold whatever the order: refused, rather than a setting with no effect.
+void refuse_extrapolation_without_effect(const scenario& sc, built_scenario& b) {
+  if (sc.run.scheme != scheme_kind::jacobi || sc.run.iteration.enabled()) return;
+  for (const connection& c : b.sys.connections()) {
+    subsystem& to = b.sys.at(c.to);
+    const input_port& in = to.input(c.input);
+    if (in.order() == 0 || in.source() != nullptr || !to.reads_inputs_at_step_starts() ||
+        to.multirate().active() || to.step_size() != b.plan.macro_step)
+      continue;
+    bool feeds_output = false;
+    for (std::size_t o = 0; o < to.output_count(); ++o)
+      feeds_output = feeds_output || to.output_depends_on(o, c.input);
+    if (feeds_output) continue;
+    const std::string ref = to.name() + "." + in.desc().name;
+    std::string key = "coupling.extrapolation";
+    if (sc.coupling.order.count(ref) != 0) key = "coupling.order.\"" + ref + "\"";
+    for (const auto& d : sc.system.connections)
+      if (d.to == ref && d.extrapolation) key = d.at.key + ".extrapolation";
+    throw error(errc::config_value,
+                sc.file + ": " + key + " = " + std::to_string(in.order()) + " for " + ref +
+                    " has no effect: '" + to.name() +
+                    "' sets its inputs at the start of each of its steps, its step is the macro "
+                    "step, and there the extrapolation is the newest sample itself (no output "
+                    "of it depends on " +
+                    ref +
+                    " directly, where the value at the step's end would be used); it would "
+                    "receive the zero-order hold. Give this input extrapolation = 0, or "
+                    "subsystems." +
+                    to.name() +
+                    ".step smaller than run.macro_step so that it receives extrapolated values "
+                    "at its substeps (docs/coupling.md)");
+  }
+}
+
 }  // namespace
 
 void fill_plan(const scenario& sc, built_scenario& b) {
@@ -465,6 +504,7 @@ void fill_plan(const scenario& sc, built_scenario& b) {
     b.sys.at(cn.to).input(cn.input).set_order(order);
   }
   apply_connection_orders(sc, b);  // [[connections]] extrapolation / hold
+  refuse_extrapolation_without_effect(sc, b);
   apply_energy_correction(sc, b);
   apply_feedthrough_correction(sc, b);
   b.limits.energy_residual = sc.safety.energy_residual_limit;
@@ -545,6 +585,11 @@ std::string to_json(const scenario& sc) {
     j.key("integrator").value(cfg.integrator);
     if (cfg.smoothing) j.key("smoothing").value(true);
     if (cfg.non_matching) j.key("non_matching").value(true);
+    if (cfg.log_categories) {
+      j.key("log_categories").begin_array();
+      for (const auto& c : *cfg.log_categories) j.value(c);
+      j.end_array();
+    }
     j.end_object();
   }
   j.key("coupling").begin_object();

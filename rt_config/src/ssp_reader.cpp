@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -49,6 +50,8 @@ constexpr const char* fmu_mime = "application/x-fmu-sharedlibrary";
 constexpr const char* parameter_set_mime = "application/x-ssp-parameter-set";
 constexpr const char* default_ssd = "SystemStructure.ssd";
 constexpr const char* run_annotation = "cosim.run";
+constexpr std::string_view osp_annotation = "com.opensimulationplatform";
+constexpr std::string_view oms_annotation = "org.openmodelica";
 
 // Far above any real SSD or package; stops a crafted archive from filling disk or memory.
 constexpr std::uint64_t max_xml_bytes = 256ull << 20;
@@ -346,6 +349,9 @@ class ssd_reader {
     files_.push_back(std::make_unique<xml_file>(ssd, std::move(shown)));
   }
 
+  /// Where the macro step read() put into the table came from ("" if none).
+  [[nodiscard]] const std::string& macro_step_origin() const noexcept { return macro_step_from_; }
+
   toml::table read() {
     const xml_file& f = *files_.front();
     const pugi::xml_node root = f.root();
@@ -379,10 +385,21 @@ class ssd_reader {
     resolve_parameters_of_components();
     read_connections(f, connections_);
     read_experiment(f, experiment);
-    if (!macro_step_)
+    if (!macro_step_ && tool_step_) {  // a system annotation without a DefaultExperiment
+      macro_step_ = tool_step_;
+      macro_step_from_ = tool_step_from_;
+    }
+    if (!macro_step_) {
+      std::string declared;
       for (const auto& c : components_)
-        if (const auto h = c.file->md.experiment.step_size; h && *h > 0.0)
+        if (const auto h = c.file->md.experiment.step_size; h && *h > 0.0) {
           macro_step_ = std::min(macro_step_.value_or(*h), *h);  // the finest of the FMUs'
+          declared += (declared.empty() ? "" : ", ") + c.name + ": " + shortest(*h) + " s";
+        }
+      if (macro_step_)
+        macro_step_from_ = "the finest DefaultExperiment stepSize of its FMUs (" + declared +
+                           "); the description has no fixed-step annotation";
+    }
     return table();
   }
 
@@ -402,6 +419,8 @@ class ssd_reader {
         conns = c;
       } else if (is(c, ns_ssd, "SignalDictionaries")) {
         // Definitions only; a <SignalDictionaryReference> using one is refused below.
+      } else if (is(c, ns_ssd, "Annotations")) {
+        read_system_annotations(f, c);
       } else if (!is_presentation(c)) {
         f.unsupported(c, "unknown element of <ssd:System>");
       }
@@ -516,6 +535,13 @@ class ssd_reader {
     if (has_scheme) {
       if (lower(uri.substr(0, colon)) != "file" || uri.compare(colon, 3, "://") != 0)
         f.fail(n, attr, "only relative URIs and file:// URIs are read", errc::config_key);
+      // SSP 1.0 Sect. 7: a package is self-contained; a file URI names a file outside it.
+      if (!package_dir_.empty())
+        f.fail(n, attr,
+               "a file URI points outside the package " + package_shown_ +
+                   ", which may only use its own files (a relative URI, e.g. "
+                   "\"resources/model.fmu\")",
+               errc::config_key);
       std::string rest = uri.substr(colon + 3);
       if (rest.rfind("localhost/", 0) == 0) rest = rest.substr(9);
       if (rest.empty() || rest.front() != '/')
@@ -1026,6 +1052,11 @@ class ssd_reader {
       if (local_name(list) != "Annotations")
         f.unsupported(list, "unknown element of <ssd:DefaultExperiment>");
       for (const pugi::xml_node& a : elements(list)) {
+        if (is(a, ns_ssc, "Annotation") &&
+            std::string_view(a.attribute("type").value()) == osp_annotation) {
+          read_osp_algorithm(f, a);
+          continue;
+        }
         if (!is(a, ns_ssc, "Annotation") ||
             std::string_view(a.attribute("type").value()) != run_annotation)
           continue;  // another tool's annotation
@@ -1040,8 +1071,60 @@ class ssd_reader {
           if (!r.attribute("macroStep")) f.fail(r, "macroStep", "required");
           macro_step_ = *f.opt_double(r, "macroStep");
           if (!(*macro_step_ > 0.0)) f.fail(r, "macroStep", "must be positive [s]");
+          macro_step_from_ = f.where(r, "macroStep");
         }
       }
+    }
+    // cosim's own annotation wins over another tool's fixed step.
+    if (!macro_step_ && tool_step_) {
+      macro_step_ = tool_step_;
+      macro_step_from_ = tool_step_from_;
+    }
+  }
+
+  // A step annotation of another master's fixed-step algorithm, taken as the macro step.
+  void take_tool_step(const xml_file& f, const pugi::xml_node& n, const char* attr) {
+    const double h = *f.opt_double(n, attr);
+    if (!(h > 0.0)) f.fail(n, attr, "must be positive [s]");
+    if (tool_step_ && *tool_step_ != h)
+      f.fail(n, attr,
+             "another fixed-step annotation gives " + shortest(*tool_step_) + " s (" +
+                 tool_step_from_ + "); give one, or the cosim.run annotation");
+    tool_step_ = h;
+    tool_step_from_ = f.where(n, attr);
+  }
+
+  // Open Simulation Platform (libcosim): <ssc:Annotation type="com.opensimulationplatform">
+  // <osp:Algorithm><osp:FixedStepAlgorithm baseStepSize="H"/></osp:Algorithm> in the
+  // DefaultExperiment (stepSize in its older form).
+  void read_osp_algorithm(const xml_file& f, const pugi::xml_node& a) {
+    for (const pugi::xml_node& alg : elements(a)) {
+      if (local_name(alg) != "Algorithm") continue;  // other OSP settings
+      for (const pugi::xml_node& x : elements(alg)) {
+        if (local_name(x) != "FixedStepAlgorithm")
+          f.unsupported(x,
+                        "master algorithms other than FixedStepAlgorithm (this runtime "
+                        "steps at a fixed macro step)");
+        const char* attr = x.attribute("baseStepSize") ? "baseStepSize" : "stepSize";
+        if (!x.attribute(attr)) f.fail(x, "baseStepSize", "required");
+        take_tool_step(f, x, attr);
+      }
+    }
+  }
+
+  // OMSimulator: <ssc:Annotation type="org.openmodelica"> in the system's annotations, with
+  // <oms:SimulationInformation><oms:FixedStepMaster stepSize="H"/>.
+  void read_system_annotations(const xml_file& f, const pugi::xml_node& list) {
+    for (const pugi::xml_node& a : elements(list)) {
+      if (!is(a, ns_ssc, "Annotation") ||
+          std::string_view(a.attribute("type").value()) != oms_annotation)
+        continue;
+      for (const pugi::xml_node& outer : elements(a))
+        for (const pugi::xml_node& info : elements(outer))
+          if (local_name(info) == "SimulationInformation")
+            for (const pugi::xml_node& m : elements(info))
+              if (local_name(m) == "FixedStepMaster" && m.attribute("stepSize"))
+                take_tool_step(f, m, "stepSize");
     }
   }
 
@@ -1120,6 +1203,9 @@ class ssd_reader {
   std::vector<std::pair<std::string, std::string>> sources_out_;
   std::vector<std::pair<std::string, std::string>> system_outputs_;  // ref, column
   std::optional<double> duration_, macro_step_;
+  std::string macro_step_from_;      // where macro_step_ came from, for the message showing it
+  std::optional<double> tool_step_;  // another master's fixed-step annotation
+  std::string tool_step_from_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1233,16 +1319,25 @@ std::string unpack_ssp(const std::string& path) {
 
 config_reader read_ssp(const std::string& path, const std::vector<std::string>& sets) {
   toml::table t;
+  std::string step_origin;
   if (lower(fs::path(path).extension().string()) == ".ssp") {
     const std::string dir = unpack_ssp(path);
     ssd_reader r(dir + "/" + default_ssd, path + "!/" + default_ssd, dir, path);
     t = r.read();
+    step_origin = r.macro_step_origin();
   } else {
     ssd_reader r(path, path, "", "");
     t = r.read();
+    step_origin = r.macro_step_origin();
   }
   config_reader cr = config_reader::from_table(std::move(t), path);
   cr.apply_overrides(sets);
+  const bool step_set = std::any_of(sets.begin(), sets.end(), [](const std::string& s) {
+    return s.rfind("run.macro_step=", 0) == 0;
+  });
+  if (!step_set && !step_origin.empty() && cr.has("run.macro_step"))
+    spdlog::info("{}: macro step {} s from {}", path, shortest(cr.get_double("run.macro_step")),
+                 step_origin);
   if (!cr.has("run.duration"))
     throw error(errc::config_key,
                 path +

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "cosim/fmi/fmu_subsystem.hpp"
 #include "cosim/rt_config/driver_wiring.hpp"
 #include "cosim/rt_config/type_registry.hpp"
 #include "cosim/runtime/csv_writer.hpp"
@@ -361,6 +362,9 @@ void build_system(const scenario& sc, built_scenario& b) {
                                        : types[i]->integrators.front();
     try {
       std::unique_ptr<subsystem> s = types[i]->create(d.name, params[i], integrator);
+      if (it != sc.subsystems.end() && it->second.log_categories)
+        if (auto* f = dynamic_cast<fmi::fmu_subsystem*>(s.get()))
+          f->set_log_categories(*it->second.log_categories);
       // The run's length as the executors round it: whole macro steps.
       if (types[i]->prepare)
         types[i]->prepare(

@@ -175,9 +175,12 @@ std::vector<std::string> read_system_subsystems(config_reader& r, scenario& sc) 
     // Checked here, with the line, as well as when built.
     (void)resolve_parameters(*t, d.parameters, r.where(key + ".parameters"), key + ".parameters",
                              &param_where);
-    only_keys(
-        r, key,
-        {"type", "fmu", "step", "integrator", "smoothing", "non_matching", "host", "parameters"});
+    only_keys(r, key,
+              {"type", "fmu", "step", "integrator", "smoothing", "non_matching", "host",
+               "parameters", "log_categories"});
+    if (r.has(key + ".log_categories") && d.type.rfind("fmu:", 0) != 0)
+      r.fail(key + ".log_categories",
+             "only an FMU subsystem has log categories (fmi2/3SetDebugLogging)");
     names.push_back(name);
     sc.system.subsystems.push_back(std::move(d));
   }

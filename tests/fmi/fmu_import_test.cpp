@@ -8,6 +8,7 @@
 #include <zip.h>
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <list>
@@ -18,6 +19,7 @@
 
 #include "cosim/fmi/fmu_file.hpp"
 #include "cosim/fmi/fmu_subsystem.hpp"
+#include "cosim/fmi/zip_archive.hpp"
 #include "cosim/rt_config/run.hpp"
 #include "cosim/rt_config/scenario.hpp"
 #include "cosim/rt_config/type_registry.hpp"
@@ -69,6 +71,53 @@ TEST(FmuArchive, ZipSlipRefusedBeforeAnythingIsWritten) {
     EXPECT_FALSE(fs::exists(dir / "escaped.txt"));
     EXPECT_FALSE(fs::exists("/tmp/cosim_fmi_escaped_abs.txt"));
   }
+}
+
+// An entry whose declared size takes the archive past the limit is refused before any file
+// is written (a zip bomb would otherwise fill the disk up to the limit first).
+TEST(FmuArchive, OversizeEntryRefusedBeforeAnythingIsWritten) {
+  temp_dir dir;
+  const std::string zip = dir / "big.zip";
+  const std::size_t big = std::size_t{2} << 20;  // 2 MiB of zeros, a few KiB deflated
+  write_zip(zip, {{"a.txt", "first"}, {"b/big.bin", std::string(big, '\0')}});
+  fs::create_directories(dir / "out");
+  try {
+    zip_archive(zip, "FMU").unpack(dir / "out", std::uint64_t{1} << 20);
+    ADD_FAILURE() << "unpacked past the limit";
+  } catch (const cosim::error& e) {
+    EXPECT_NE(std::string(e.what()).find(zip + ": refused: archive entry \"b/big.bin\" declares " +
+                                         std::to_string(big) + " bytes uncompressed"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(fs::is_empty(dir / "out"));  // not even the small entry before it
+  // Within the limit it unpacks.
+  zip_archive(zip, "FMU").unpack(dir / "out", std::uint64_t{4} << 20);
+  EXPECT_EQ(fs::file_size(dir / "out/b/big.bin"), big);
+}
+
+// A symbolic link entry (Unix mode in the external attributes) is named as such; unpacked it
+// would be a file holding the link's target, and dlopen would say "invalid ELF header".
+TEST(FmuArchive, SymlinkEntryIsRefusedByName) {
+  temp_dir dir;
+  const std::string fmu = dir / "link.fmu";
+  write_zip(fmu, {{"modelDescription.xml", description()},
+                  {"binaries/linux64/m.so.1", "x"},
+                  {"binaries/linux64/m.so", "m.so.1"}});
+  int err = 0;
+  zip_t* z = zip_open(fmu.c_str(), 0, &err);
+  ASSERT_NE(z, nullptr);
+  const zip_int64_t i = zip_name_locate(z, "binaries/linux64/m.so", 0);
+  ASSERT_GE(i, 0);
+  ASSERT_EQ(zip_file_set_external_attributes(z, static_cast<zip_uint64_t>(i), 0, ZIP_OPSYS_UNIX,
+                                             (0120777U) << 16U),
+            0);
+  ASSERT_EQ(zip_close(z), 0);
+  const std::string e = error_of_read(fmu);
+  EXPECT_NE(e.find(fmu + ": refused: archive entry \"binaries/linux64/m.so\" is a symbolic "
+                         "link (to \"m.so.1\")"),
+            std::string::npos)
+      << e;
 }
 
 TEST(FmuArchive, BadFilesNameTheFmu) {

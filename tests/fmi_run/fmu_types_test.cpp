@@ -105,6 +105,57 @@ TEST(FmuTypes, EveryFmi3NumberTypeGetsItsInputRoundedAndSaturatedAtItsRange) {
   }
 }
 
+// Ties round away from zero for every integer type (as Integer/Int32 and the Boolean's 0.5),
+// and the recorded input column is what the FMU received (its echo y), not the double fed.
+TEST(FmuTypes, TiesRoundAwayFromZeroInEveryIntegerTypeAndRecordedInputsAreWhatTheFmuGot) {
+  const std::vector<double> ties = {-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 300.0, -300.0};
+  const std::vector<double> wide = {-3, -2, -1, 1, 2, 3, 300, -300};
+  const std::vector<expected_column> fmi3 = {{"i8", {-3, -2, -1, 1, 2, 3, 127, -128}},
+                                             {"u8", {0, 0, 0, 1, 2, 3, 255, 0}},
+                                             {"i16", wide},
+                                             {"u16", {0, 0, 0, 1, 2, 3, 300, 0}},
+                                             {"i64", wide},
+                                             {"mode", wide}};
+  for (const char* fmu : {"typed_fmi3", "typed_fmi2"}) {
+    SCOPED_TRACE(fmu);
+    const bool v3 = std::string(fmu) == "typed_fmi3";
+    const std::vector<expected_column> cols =
+        v3 ? fmi3 : std::vector<expected_column>{{"mode", wide}};
+    std::string text = "[run]\nduration = 0.7\nmacro_step = 0.1\n\n[subsystems.m]\nfmu = \"" +
+                       fmu_path(fmu) + "\"\n";
+    std::string record;
+    for (const expected_column& c : cols) {
+      text +=
+          std::string("\n[[sources]]\nto = \"m.u_") + c.name + "\"\nsignal = \"csv:ties.csv:v\"\n";
+      record += std::string("\"m.y_") + c.name + "\", \"m.u_" + c.name + "\", ";
+    }
+    text += "\n[output]\nrecord = [" + record + "]\n";
+    const cosim::test::temp_dir dir;
+    {
+      std::ofstream csv(dir / "ties.csv");
+      csv << "t,v\n";
+      for (std::size_t i = 0; i < ties.size(); ++i)
+        csv << 0.1 * static_cast<double>(i) << "," << ties[i] << "\n";
+    }
+    cosim::config::run_request req;
+    req.scenario = dir.file("system.toml", text);
+    req.out_dir = dir / "out";
+    req.quiet = true;
+    run_result r;
+    req.also = &r.rows;
+    r.out = cosim::config::run_scenario(req, nullptr).outcome;
+    ASSERT_EQ(r.out.status, cosim::run_status::completed) << r.out.message;
+    ASSERT_EQ(r.rows.rows(), ties.size());
+    for (std::size_t i = 0; i < ties.size(); ++i)
+      for (const expected_column& c : cols) {
+        EXPECT_EQ(r.rows.at(i, std::string("m.y_") + c.name), c.values[i])
+            << c.name << ", row " << i << ", input " << ties[i];
+        EXPECT_EQ(r.rows.at(i, std::string("m.u_") + c.name), c.values[i])
+            << c.name << ", row " << i << ", input " << ties[i];
+      }
+  }
+}
+
 TEST(FmuTypes, ParametersOfEveryTypeReachTheFmu) {
   run_result r;
   run_system(system_text("typed_fmi3", fmi3_names,

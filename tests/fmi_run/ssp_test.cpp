@@ -3,6 +3,8 @@
 // tests/ssp/decay_gain.toml; the parameter bindings reach the FMUs (closed form of the linear
 // ODE); bad descriptions are refused naming the file, line, element and attribute.
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 #include <stdlib.h>
 #include <zip.h>
 
@@ -10,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -265,6 +268,54 @@ TEST_F(SspTest, MacroStepFromTheFmusAndDurationFromSet) {
   EXPECT_DOUBLE_EQ(config::load_scenario(path, {"run.duration=0.2"}).run.duration, 0.2);
 }
 
+// Another master's fixed-step annotation is the macro step (the FMUs say 0.01 s): the rows
+// come at its spacing. libcosim's (OSP) in the DefaultExperiment, OMSimulator's in the system.
+TEST_F(SspTest, FixedStepAnnotationsOfOtherMastersGiveTheMacroStep) {
+  const std::string own =
+      R"(<ssc:Annotation type="cosim.run"><Run macroStep="0.01"/></ssc:Annotation>)";
+  const std::string osp = replaced(
+      read_text(dir_ / "decay_gain.ssd"), own,
+      R"(<ssc:Annotation type="com.opensimulationplatform"><osp:Algorithm )"
+      R"(xmlns:osp="http://opensimulationplatform.com/SSP/OSPAnnotations">)"
+      R"(<osp:FixedStepAlgorithm baseStepSize="0.005"/></osp:Algorithm></ssc:Annotation>)");
+  const std::string oms = replaced(
+      replaced(read_text(dir_ / "decay_gain.ssd"), own, ""), "  </ssd:System>",
+      R"(<ssd:Annotations><ssc:Annotation type="org.openmodelica"><oms:Annotations )"
+      R"(xmlns:oms="https://raw.githubusercontent.com/OpenModelica/OMSimulator/master/schema/oms.xsd">)"
+      R"(<oms:SimulationInformation><oms:FixedStepMaster description="oms-ma" stepSize="0.0025" )"
+      R"(absoluteTolerance="0.0001" relativeTolerance="0.0001"/></oms:SimulationInformation>)"
+      R"(</oms:Annotations></ssc:Annotation></ssd:Annotations></ssd:System>)");
+  for (const auto& [text, h] : {std::pair{osp, 0.005}, std::pair{oms, 0.0025}}) {
+    SCOPED_TRACE(h);
+    const std::string path = dir_.file("step.ssd", text);
+    EXPECT_EQ(config::load_scenario(path).run.macro_step, h);
+    const std::vector<double> t = column(run(path), "t");
+    ASSERT_EQ(t.size(), static_cast<std::size_t>(std::lround(0.5 / h)) + 1);
+    for (std::size_t n = 1; n < t.size(); ++n) EXPECT_NEAR(t[n] - t[n - 1], h, 1e-12) << n;
+  }
+  // cosim's own annotation wins over another master's.
+  const std::string both =
+      replaced(read_text(dir_ / "decay_gain.ssd"), own,
+               own + R"(<ssc:Annotation type="com.opensimulationplatform">)"
+                     R"(<osp:Algorithm xmlns:osp="x"><osp:FixedStepAlgorithm )"
+                     R"(baseStepSize="0.005"/></osp:Algorithm></ssc:Annotation>)");
+  EXPECT_EQ(config::load_scenario(dir_.file("both.ssd", both)).run.macro_step, 0.01);
+  // Without any, the step taken from the FMUs is shown with where it came from.
+  const std::string none =
+      dir_.file("none.ssd", replaced(read_text(dir_ / "decay_gain.ssd"), own, ""));
+  std::ostringstream log;
+  const auto old_logger = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  (void)config::load_scenario(none);
+  spdlog::set_default_logger(old_logger);
+  const std::string said = log.str();
+  EXPECT_NE(said.find(none + ": macro step 0.01 s from the finest DefaultExperiment stepSize of "
+                             "its FMUs (ode: 0.01 s, scale: 0.01 s, offset: 0.01 s)"),
+            std::string::npos)
+      << said;
+}
+
 // Each refusal names the file and line, the element and the attribute.
 void expect_message(const std::string& msg, const std::vector<std::string>& parts) {
   for (const auto& p : parts)
@@ -354,6 +405,27 @@ TEST_F(SspTest, BadXmlAndBadPackages) {
     ADD_FAILURE() << "no error for a package that is not a zip";
   } catch (const error& e) {
     expect_message(e.what(), {not_zip + ":", "not a readable SSP"});
+  }
+  // Inside a package a component may not name a file outside it, not even by a file URI.
+  {
+    const std::string outside = dir_ / "resources/feedthrough_fmi2.fmu";
+    (void)dir_.file("abs.ssd", replaced(read_text(dir_ / "decay_gain.ssd"),
+                                        R"(source="resources/feedthrough_fmi2.fmu">)",
+                                        R"(source="file://)" + outside + "\">"));
+    // A bare description may (docs/systems.md).
+    EXPECT_NO_THROW((void)config::load_scenario(dir_ / "abs.ssd"));
+    const std::string pkg =
+        pack("abs.ssp", {{"SystemStructure.ssd", "abs.ssd"},
+                         {"gain.ssv", "gain.ssv"},
+                         {"resources/linear_ode_fmi2.fmu", "resources/linear_ode_fmi2.fmu"},
+                         {"resources/feedthrough_fmi2.fmu", "resources/feedthrough_fmi2.fmu"}});
+    try {
+      (void)config::load_scenario(pkg);
+      ADD_FAILURE() << "a file URI out of a package was accepted";
+    } catch (const error& e) {
+      expect_message(e.what(), {pkg + "!/SystemStructure.ssd:", "source=\"file://" + outside,
+                                "points outside the package"});
+    }
   }
   // Inside a package, messages name the package and the entry.
   const std::string bad_in_pkg =

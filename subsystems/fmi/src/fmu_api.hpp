@@ -20,6 +20,7 @@ struct fmu_subsystem::api {
   fmi2GetTypesPlatformTYPE* get_types_platform2 = nullptr;
   fmi2GetVersionTYPE* get_version2 = nullptr;
   fmi2InstantiateTYPE* instantiate2 = nullptr;
+  fmi2SetDebugLoggingTYPE* set_debug_logging2 = nullptr;
   fmi2FreeInstanceTYPE* free_instance2 = nullptr;
   fmi2SetupExperimentTYPE* setup_experiment2 = nullptr;
   fmi2EnterInitializationModeTYPE* enter_initialization2 = nullptr;
@@ -42,6 +43,7 @@ struct fmu_subsystem::api {
   // FMI 3.0
   fmi3GetVersionTYPE* get_version3 = nullptr;
   fmi3InstantiateCoSimulationTYPE* instantiate3 = nullptr;
+  fmi3SetDebugLoggingTYPE* set_debug_logging3 = nullptr;
   fmi3FreeInstanceTYPE* free_instance3 = nullptr;
   fmi3EnterInitializationModeTYPE* enter_initialization3 = nullptr;
   fmi3ExitInitializationModeTYPE* exit_initialization3 = nullptr;
@@ -94,6 +96,8 @@ struct fmu_subsystem::api {
       need(get_types_platform2, "fmi2GetTypesPlatform");
       need(get_version2, "fmi2GetVersion");
       need(instantiate2, "fmi2Instantiate");
+      // Optional: only log_categories needs it (set_log_categories names it when missing).
+      need(set_debug_logging2, "fmi2SetDebugLogging", false);
       need(free_instance2, "fmi2FreeInstance");
       need(setup_experiment2, "fmi2SetupExperiment");
       need(enter_initialization2, "fmi2EnterInitializationMode");
@@ -118,6 +122,7 @@ struct fmu_subsystem::api {
     } else {
       need(get_version3, "fmi3GetVersion");
       need(instantiate3, "fmi3InstantiateCoSimulation");
+      need(set_debug_logging3, "fmi3SetDebugLogging", false);
       need(free_instance3, "fmi3FreeInstance");
       need(enter_initialization3, "fmi3EnterInitializationMode");
       need(exit_initialization3, "fmi3ExitInitializationMode");

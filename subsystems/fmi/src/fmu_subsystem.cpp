@@ -233,12 +233,14 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
     fmi2_callbacks_.reset(
         new fmi2CallbackFunctions{&log2_callback, &allocate2, &free2, nullptr, this});
     const std::string uri = fmu_->resource_uri();
+    // Logging on: the FMU's messages go to the log ring (log2_callback), and the reason for
+    // a failed call reaches the stop message; log_categories narrows them.
     instance_ = api_->instantiate2(this->name().c_str(), fmi2CoSimulation, token.c_str(),
-                                   uri.c_str(), fmi2_callbacks_.get(), fmi2False, fmi2False);
+                                   uri.c_str(), fmi2_callbacks_.get(), fmi2False, fmi2True);
   } else {
     const std::string path = fmu_->resource_path();
     instance_ = api_->instantiate3(this->name().c_str(), token.c_str(), path.c_str(), fmi3False,
-                                   fmi3False, event_mode_used_, early_return_allowed_, nullptr, 0,
+                                   fmi3True, event_mode_used_, early_return_allowed_, nullptr, 0,
                                    this, &log3_callback, nullptr);
   }
   if (instance_ == nullptr)
@@ -297,6 +299,32 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
   } catch (...) {
     end_instance();
     throw;
+  }
+  drain_log();
+}
+
+void fmu_subsystem::set_log_categories(const std::vector<std::string>& categories) {
+  std::vector<const char*> names;
+  names.reserve(categories.size());
+  for (const std::string& c : categories) names.push_back(c.c_str());
+  // FMI 2.0 Sect. 2.1.5 / FMI 3.0 Sect. 2.3.1: loggingOn false turns every category off;
+  // nCategories 0 would mean all of them.
+  const bool on = !categories.empty();
+  int st = 0;
+  if (major_ == 2) {
+    if (api_->set_debug_logging2 == nullptr)
+      throw_error("log_categories: its binary does not export fmi2SetDebugLogging");
+    st = static_cast<int>(
+        api_->set_debug_logging2(instance_, on ? fmi2True : fmi2False, names.size(), names.data()));
+  } else {
+    if (api_->set_debug_logging3 == nullptr)
+      throw_error("log_categories: its binary does not export fmi3SetDebugLogging");
+    st = static_cast<int>(api_->set_debug_logging3(instance_, on, names.size(), names.data()));
+  }
+  if (st > fmi2Warning) {
+    if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
+    throw_error(std::string(major_ == 2 ? "fmi2SetDebugLogging" : "fmi3SetDebugLogging") +
+                " of log_categories returned " + status_text(major_, st));
   }
   drain_log();
 }
@@ -482,6 +510,7 @@ void fmu_subsystem::do_initialize(time_point t0) {
   in_int_ = {};
   in_bool_ = {};
   in_other_.clear();
+  input_group_.assign(input_count(), {0, 0});
   for (std::size_t i = 0; i < input_count(); ++i) {
     const variable& v = md.variables[input_var_[i]];
     // value_at() needs a sample; connected inputs get theirs in the start-up exchange.
@@ -489,11 +518,17 @@ void fmu_subsystem::do_initialize(time_point t0) {
     if (!input(i).connected()) continue;  // keeps its start value inside the FMU
     if (is_typed_other(v.type)) {
       add_typed(in_other_, v.type, v.value_reference, i);
+      for (std::size_t k = 0; k < in_other_.size(); ++k)
+        if (in_other_[k].type == v.type) input_group_[i] = {4 + k, in_other_[k].vrs.size() - 1};
       continue;
     }
     value_group& g = v.type == var_type::real      ? in_real_
                      : v.type == var_type::integer ? in_int_
                                                    : in_bool_;
+    input_group_[i] = {v.type == var_type::real      ? 1
+                       : v.type == var_type::integer ? 2
+                                                     : 3,
+                       g.vrs.size()};
     g.vrs.push_back(v.value_reference);
     g.slots.push_back(i);
   }
@@ -516,6 +551,28 @@ void fmu_subsystem::do_initialize(time_point t0) {
     if (!input(i).held()) inputs_held_ = false;
   }
   stop_at_ = run_length_ ? t0 + *run_length_ : time_point::max();
+}
+
+double fmu_subsystem::do_received_input(std::size_t i, time_point t) const noexcept {
+  const auto [group, j] = i < input_group_.size() ? input_group_[i] : std::pair{0UL, 0UL};
+  // Before the first set, what the first set at t sends.
+  if (group == 0 || !inputs_sent_) {
+    const double v = input(i).value_at(t);
+    if (group == 2) return static_cast<double>(to_int32(v));
+    if (group == 3) return v >= 0.5 ? 1.0 : 0.0;
+    if (group >= 4) return typed_as_sent(in_other_[group - 4].type, major_, v);
+    return v;
+  }
+  switch (group) {
+    case 1:
+      return in_real_last_[j];
+    case 2:
+      return static_cast<double>(in_int_last_[j]);
+    case 3:
+      return in_bool_last_[j] != 0 ? 1.0 : 0.0;
+    default:
+      return typed_as_sent(in_other_[group - 4].type, major_, in_other_[group - 4].last[j]);
+  }
 }
 
 void fmu_subsystem::do_start(stop_source& stop) {

@@ -18,7 +18,8 @@ T to_type(double v) noexcept {
     return static_cast<T>(v);
   } else {
     if (!(v == v)) return T{0};
-    const double r = std::nearbyint(v);
+    // Ties away from zero, as every integer input of an FMU (fmu_subsystem.cpp's to_int32).
+    const double r = std::round(v);
     // (double)max may round up to 2^bits: >= catches it before the cast would overflow.
     if (r >= static_cast<double>(std::numeric_limits<T>::max()))
       return std::numeric_limits<T>::max();
@@ -192,6 +193,32 @@ std::string typed_value_problem(var_type type, int major, double v) {
   if (v < lo || v > hi || (wide && v >= hi))
     return std::string("is outside the ") + type_name(type, major) + " range";
   return "";
+}
+
+double typed_as_sent(var_type type, int major, double v) noexcept {
+  switch (type) {
+    case var_type::float32:
+      return static_cast<double>(to_type<fmi3Float32>(v));
+    case var_type::int8:
+      return static_cast<double>(to_type<fmi3Int8>(v));
+    case var_type::uint8:
+      return static_cast<double>(to_type<fmi3UInt8>(v));
+    case var_type::int16:
+      return static_cast<double>(to_type<fmi3Int16>(v));
+    case var_type::uint16:
+      return static_cast<double>(to_type<fmi3UInt16>(v));
+    case var_type::uint32:
+      return static_cast<double>(to_type<fmi3UInt32>(v));
+    case var_type::int64:
+      return static_cast<double>(to_type<fmi3Int64>(v));
+    case var_type::uint64:
+      return static_cast<double>(to_type<fmi3UInt64>(v));
+    case var_type::enumeration:
+      return major == 2 ? static_cast<double>(to_type<fmi2Integer>(v))
+                        : static_cast<double>(to_type<fmi3Int64>(v));
+    default:
+      return v;
+  }
 }
 
 int typed_get(const fmu_subsystem::api& a, int major, void* instance, typed_group& g, double* dst,

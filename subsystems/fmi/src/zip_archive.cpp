@@ -109,6 +109,14 @@ void zip_archive::read(std::uint64_t i,
   zip_fclose(f);
 }
 
+bool zip_archive::is_symlink(std::uint64_t i) const {
+  zip_uint8_t opsys = 0;
+  zip_uint32_t attributes = 0;
+  if (zip_file_get_external_attributes(z_, i, 0, &opsys, &attributes) != 0) return false;
+  // Unix packers keep st_mode in the upper 16 bits (APPNOTE 4.4.15).
+  return opsys == ZIP_OPSYS_UNIX && ((attributes >> 16) & S_IFMT) == S_IFLNK;
+}
+
 void zip_archive::check_entry_names(std::string_view what) const {
   for (std::uint64_t i = 0; i < size(); ++i) {
     const std::string n = name(i);
@@ -116,16 +124,39 @@ void zip_archive::check_entry_names(std::string_view what) const {
     if (!why.empty())
       fail("refused: archive entry \"" + n + "\" " + why + " (" + std::string(what) +
            " must stay inside the folder it is unpacked into)");
+    if (is_symlink(i)) {
+      // Unpacked, it would be a file holding the link's target, and the error would come
+      // later from whatever reads it (dlopen: "invalid ELF header").
+      std::string target;
+      if (entry_size(i) <= 4096)
+        read(i, [&](const char* d, std::size_t len) { target.append(d, len); });
+      fail("refused: archive entry \"" + n + "\" is a symbolic link" +
+           (target.empty() ? std::string() : " (to \"" + target + "\")") +
+           ", which is not unpacked (" + std::string(what) +
+           " must be regular files and folders: pack the file itself)");
+    }
   }
 }
 
 void zip_archive::unpack(const std::string& dir, std::uint64_t max_bytes) const {
+  // Checked again here (the archive may have changed since it was first read), and the
+  // declared sizes summed before anything is written; the streaming count below still
+  // catches an entry that inflates past what it declares.
+  check_entry_names("an archive's entries");
+  std::uint64_t declared = 0;
+  for (std::uint64_t i = 0; i < size(); ++i) {
+    const std::string n = name(i);
+    if (n.back() == '/' || n.back() == '\\') continue;
+    const std::uint64_t bytes = entry_size(i);
+    declared += bytes;
+    if (bytes > max_bytes || declared > max_bytes)
+      fail("refused: archive entry \"" + n + "\" declares " + std::to_string(bytes) +
+           " bytes uncompressed, which takes the archive past the limit of " +
+           std::to_string(max_bytes) + " bytes unpacked; nothing was written");
+  }
   std::uint64_t total = 0;
   for (std::uint64_t i = 0; i < size(); ++i) {
     const std::string n = name(i);
-    // Checked again here: the archive may have changed since it was first read.
-    if (const std::string why = unsafe_entry_reason(n); !why.empty())
-      fail("refused: archive entry \"" + n + "\" " + why);
     const fs::path target = fs::path(dir) / n;
     const bool is_dir = n.back() == '/' || n.back() == '\\';
     const fs::path folder = is_dir ? target : target.parent_path();
@@ -142,7 +173,8 @@ void zip_archive::unpack(const std::string& dir, std::uint64_t max_bytes) const 
       read(i, [&](const char* d, std::size_t len) {
         total += len;
         if (total > max_bytes)
-          fail("unpacks to more than " + std::to_string(max_bytes >> 30) + " GiB");
+          fail("entry \"" + n + "\" unpacks to more than it declares, past the limit of " +
+               std::to_string(max_bytes) + " bytes unpacked");
         ok = ok && std::fwrite(d, 1, len, out) == len;
       });
     } catch (...) {

@@ -12,6 +12,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cosim/fmi/fmi2.h"
 #include "fmu_model.hpp"
@@ -31,6 +32,7 @@ struct instance {
   fmi2CallbackLogger logger = nullptr;
   fmi2ComponentEnvironment env = nullptr;
   bool logging = false;
+  std::vector<std::string> categories;  // fmi2SetDebugLogging's; empty: all
   std::unique_ptr<model> m;
   mode state = mode::instantiated;
   double start_time = 0.0;
@@ -57,8 +59,17 @@ instance* self(fmi2Component c) noexcept {
 }
 
 void log(const instance& i, fmi2Status s, const char* category, const std::string& msg) noexcept {
+#ifdef COSIM_KIT_LOG_AS_ASKED
+  // As many exported FMUs do: nothing unless the importer turned logging on, then only the
+  // categories it asked for.
+  const bool wanted =
+      i.logging && (i.categories.empty() || std::find(i.categories.begin(), i.categories.end(),
+                                                      category) != i.categories.end());
+#else
   // Errors are always reported; the rest only with logging on.
-  if (i.logger != nullptr && (i.logging || s >= fmi2Discard))
+  const bool wanted = i.logging || s >= fmi2Discard;
+#endif
+  if (i.logger != nullptr && wanted)
     i.logger(i.env, i.name.c_str(), s, category, "%s", msg.c_str());
 }
 
@@ -140,9 +151,15 @@ const char* fmi2GetVersion(void) {
   return fmi2Version;
 }
 
-fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean loggingOn, size_t /*nCategories*/,
-                               const fmi2String /*categories*/[]) {
-  self(c)->logging = loggingOn != fmi2False;
+fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean loggingOn, size_t nCategories,
+                               const fmi2String categories[]) {
+  instance& i = *self(c);
+  i.logging = loggingOn != fmi2False;
+  try {
+    i.categories.assign(categories, categories + nCategories);
+  } catch (const std::exception& e) {
+    return fail(i, std::string("fmi2SetDebugLogging: ") + e.what());
+  }
   return fmi2OK;
 }
 

@@ -47,6 +47,9 @@ struct subsystem_config {
   bool non_matching = false;  // own time grid; step need not divide H
   bool remote = false;        // host = "dds" or "process": runs in a `cosim worker`
   bool process = false;       // host = "process": the master starts that worker itself
+  /// FMU: the log categories it is asked for (fmi2/3SetDebugLogging; empty: logging off);
+  /// unset: logging on as the FMU chooses.
+  std::optional<std::vector<std::string>> log_categories;
 };
 
 /// [dds]: where remote subsystems (host = "dds") are found (docs/distributed.md).

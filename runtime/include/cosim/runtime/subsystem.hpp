@@ -166,7 +166,7 @@ class subsystem {
   /// Variable v (index into variables()) is recorded: system::add_probe announces it before
   /// initialize(). Default: every variable is always current.
   void record_variable(std::size_t v) { do_record_variable(v); }
-  /// Input i is recorded: the returned value is input(i).value_at(t) after every interval
+  /// Input i is recorded: the returned value is received_input(i, t) after every interval
   /// ending at t (capture_inputs), i.e. what the subsystem sees at the row's time. Setup only
   /// (allocates); the pointer stays valid for the subsystem's life.
   const double* record_input(std::size_t i) {
@@ -177,8 +177,19 @@ class subsystem {
   }
   /// The recorded inputs' values at t; on the thread that stepped the subsystem.
   void capture_inputs(time_point t) noexcept {
-    for (std::size_t i : recorded_inputs_) input_values_[i] = inputs_[i].value_at(t);
+    for (std::size_t i : recorded_inputs_) input_values_[i] = received_input(i, t);
   }
+  /// The value of input i the subsystem works with at t: by default input(i).value_at(t); a
+  /// subsystem that takes its inputs in at other times or converts them (an FMU: set before
+  /// each doStep, rounded to its integer types) says what it last took in.
+  [[nodiscard]] double received_input(std::size_t i, time_point t) const noexcept {
+    return do_received_input(i, t);
+  }
+  /// True if the subsystem reads each input once per internal step, at the step's start (an
+  /// FMU sets its inputs before each doStep), and for its outputs at communication points;
+  /// an extrapolation then acts only there. Default: false (a solver may read inputs inside
+  /// its step).
+  [[nodiscard]] virtual bool reads_inputs_at_step_starts() const noexcept { return false; }
 
   /// Run hooks, called by every executor on its calling thread (never a real-time one).
   /// start(): after initialisation and the start-up exchange, before the first step; a
@@ -268,6 +279,9 @@ class subsystem {
   virtual void do_record_variable(std::size_t /*v*/) {}
   virtual std::span<const double> do_output_derivatives(std::size_t /*o*/) noexcept { return {}; }
   virtual double do_output_partial(std::size_t /*o*/, std::size_t /*i*/) noexcept { return 0.0; }
+  [[nodiscard]] virtual double do_received_input(std::size_t i, time_point t) const noexcept {
+    return inputs_[i].value_at(t);
+  }
   virtual bool do_step(time_point t, duration h) noexcept = 0;
   virtual void do_update_outputs(time_point t) noexcept = 0;
   virtual bool do_can_save_state() const noexcept { return false; }

@@ -48,6 +48,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cosim/fmi/fmi2.h"
@@ -108,11 +109,20 @@ class fmu_subsystem final : public subsystem {
                 const std::vector<parameter_value>& parameters);
   ~fmu_subsystem() override;
 
+  /// fmi2/3SetDebugLogging: only these log categories (none: logging off). Without a call
+  /// the FMU logs as it does with logging on. Before start_experiment; throws cosim::error
+  /// naming the FMU when the FMU refuses or lacks the function.
+  void set_log_categories(const std::vector<std::string>& categories);
+
   /// Set up the experiment (stop time = start + run_length_s when given, else open ended),
   /// enter and exit initialisation. Throws cosim::error naming the FMU.
   void start_experiment(std::optional<double> run_length_s);
 
   [[nodiscard]] bool realtime_safe() const noexcept override { return false; }
+  /// Inputs are set before each doStep (and before outputs are read at a communication point).
+  [[nodiscard]] bool reads_inputs_at_step_starts() const noexcept override { return true; }
+  /// The value last set into the FMU, in its type (an Int8 input fed 300 received 127).
+  [[nodiscard]] double do_received_input(std::size_t i, time_point t) const noexcept override;
   /// From the ModelStructure dependencies of modelDescription.xml.
   [[nodiscard]] bool output_depends_on(std::size_t o, std::size_t i) const noexcept override;
   /// For a continuous Real (Float64) output depending on a continuous Real input, when the
@@ -215,6 +225,9 @@ class fmu_subsystem final : public subsystem {
   value_group in_real_, in_int_, in_bool_;
   std::vector<typed_group> in_other_;
   std::vector<double> in_other_values_;  // per input port, for in_other_
+  // Per input port: its group (0 none, 1 real, 2 integer, 3 boolean, 4 + k in_other_[k]) and
+  // index in it, for do_received_input.
+  std::vector<std::pair<std::size_t, std::size_t>> input_group_;
   // Shadow copies of the values last set (in group order), and the changed ones to send.
   std::vector<double> in_real_last_;
   std::vector<std::int32_t> in_int_last_;

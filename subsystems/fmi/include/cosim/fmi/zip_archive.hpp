@@ -32,11 +32,14 @@ class zip_archive {
   [[nodiscard]] std::uint64_t entry_size(std::uint64_t i) const;
   /// Streams entry i to `sink(data, n)` in chunks.
   void read(std::uint64_t i, const std::function<void(const char*, std::size_t)>& sink) const;
-  /// Refuses the archive unless every entry name is safe; `what` says what the entries must
-  /// stay inside ("an FMU's entries", ...).
+  /// True if entry i is a symbolic link (Unix mode in its external attributes).
+  [[nodiscard]] bool is_symlink(std::uint64_t i) const;
+  /// Refuses the archive unless every entry name is safe and no entry is a symbolic link;
+  /// `what` says what the entries are ("an FMU's entries", ...).
   void check_entry_names(std::string_view what) const;
   /// Writes every entry under `dir` (an existing folder), at most max_bytes in all, never
-  /// through an existing file or link.
+  /// through an existing file or link. Refused before anything is written when the
+  /// entries' declared sizes exceed max_bytes.
   void unpack(const std::string& dir, std::uint64_t max_bytes) const;
   [[noreturn]] void fail(const std::string& why) const;
 
