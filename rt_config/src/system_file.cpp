@@ -175,9 +175,9 @@ std::vector<std::string> read_system_subsystems(config_reader& r, scenario& sc) 
     // Checked here, with the line, as well as when built.
     (void)resolve_parameters(*t, d.parameters, r.where(key + ".parameters"), key + ".parameters",
                              &param_where);
-    only_keys(
-        r, key,
-        {"type", "fmu", "step", "integrator", "smoothing", "non_matching", "host", "parameters"});
+    only_keys(r, key,
+              {"type", "fmu", "step", "integrator", "smoothing", "non_matching", "host",
+               "parameters", "changed_parameters", "no_feedthrough", "probe_feedthrough"});
     names.push_back(name);
     sc.system.subsystems.push_back(std::move(d));
   }

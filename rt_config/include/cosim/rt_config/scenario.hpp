@@ -47,6 +47,12 @@ struct subsystem_config {
   bool non_matching = false;  // own time grid; step need not divide H
   bool remote = false;        // host = "dds" or "process": runs in a `cosim worker`
   bool process = false;       // host = "process": the master starts that worker itself
+  // FMUs (system files): what a parameter the FMU changes in initialisation does, outputs
+  // without declared dependencies declared without direct feedthrough, and the start-up
+  // probe of that.
+  bool refuse_changed_parameters = false;  // changed_parameters = "refuse" (default "warn")
+  bool no_feedthrough = false;
+  bool probe_feedthrough = false;
 };
 
 /// [dds]: where remote subsystems (host = "dds") are found (docs/distributed.md).
