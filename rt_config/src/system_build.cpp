@@ -218,9 +218,9 @@ void check_loops(const scenario& sc, const system& sys) {
                       "feedthrough";
         if (!assumed.empty())
           remedy = " The direct feedthrough of " + assumed +
-                   " is ASSUMED, not declared: their FMUs list no dependencies for them in "
-                   "modelDescription.xml, which FMI 2.0 reads as depending on every input. If they "
-                   "have none, declare it with " +
+                   " is ASSUMED, not declared: the FMU's modelDescription.xml lists no "
+                   "dependencies for such an output, which FMI 2.0 reads as depending on every "
+                   "input. Where there is none, declare it with " +
                    assumed_keys +
                    " (probe_feedthrough = true checks it at start-up), or use run.scheme = "
                    "\"jacobi\", which needs no order";
