@@ -24,7 +24,17 @@ std::vector<key_doc> documented_keys() {
        "FMU: the log categories it is asked for, e.g. [\"logStatusError\"] (fmi2/3SetDebugLogging; "
        "[]: logging off); default: logging on, the FMU's own choice"},
       {"subsystems.<name>.parameters.<p>",
-       "a parameter the type declares (unit, default, range: `cosim types TYPE`)"},
+       "a parameter the type declares (unit, default, range: `cosim types TYPE`); an FMU gets "
+       "only those set, the others keep the binary's own values"},
+      {"subsystems.<name>.changed_parameters",
+       "FMU: \"warn\" (default) or \"refuse\" when the FMU changed a parameter it was given "
+       "during initialisation (read back after it)"},
+      {"subsystems.<name>.no_feedthrough",
+       "FMU: true declares its outputs that list no dependencies (FMI 2.0: assumed to depend "
+       "on every input) without direct feedthrough, for Gauss-Seidel and iterative schemes"},
+      {"subsystems.<name>.probe_feedthrough",
+       "FMU: true sets each Real input at start-up and reports which outputs with undeclared "
+       "dependencies move without a step (state restored where the FMU can)"},
       {"initialization[i].type, .<role>",
        "[[initialization]]: a step computing start values across subsystems, e.g. "
        "crane.equilibrium (003 Sect. 1.3) with multibody = \"mbs\", hydraulics = \"hyd\""},

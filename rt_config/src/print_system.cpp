@@ -200,6 +200,9 @@ std::string system_toml(const scenario& sc) {
       o << "integrator = " << str(c.integrator) << "\n";
       if (c.smoothing) o << "smoothing = true\n";
       if (c.non_matching) o << "non_matching = true\n";
+      if (c.refuse_changed_parameters) o << "changed_parameters = \"refuse\"\n";
+      if (c.no_feedthrough) o << "no_feedthrough = true\n";
+      if (c.probe_feedthrough) o << "probe_feedthrough = true\n";
       if (c.remote) o << "host = \"" << (c.process ? "process" : "dds") << "\"\n";
       if (c.log_categories) {
         o << "log_categories = [";

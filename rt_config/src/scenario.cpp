@@ -65,6 +65,14 @@ void read_subsystem(config_reader& r, const subsystem_spec& spec, double H, subs
   sc.remote = host != "local";
   sc.process = host == "process";
   if (prefix == "subsystems.") sc.log_categories = r.opt_string_list(base + ".log_categories");
+  if (prefix == "subsystems.") {
+    // Read for every system-file subsystem; the builder refuses them on one that is no FMU.
+    const std::string changed = r.opt_string(base + ".changed_parameters").value_or("warn");
+    check_choice(r, base + ".changed_parameters", changed, {"warn", "refuse"});
+    sc.refuse_changed_parameters = changed == "refuse";
+    sc.no_feedthrough = r.opt_bool(base + ".no_feedthrough").value_or(false);
+    sc.probe_feedthrough = r.opt_bool(base + ".probe_feedthrough").value_or(false);
+  }
 }
 
 // [coupling.order]: "subsystem.input" = order, quoted or as dotted keys (which TOML and
@@ -590,6 +598,9 @@ std::string to_json(const scenario& sc) {
       for (const auto& c : *cfg.log_categories) j.value(c);
       j.end_array();
     }
+    if (cfg.refuse_changed_parameters) j.key("changed_parameters").value("refuse");
+    if (cfg.no_feedthrough) j.key("no_feedthrough").value(true);
+    if (cfg.probe_feedthrough) j.key("probe_feedthrough").value(true);
     j.end_object();
   }
   j.key("coupling").begin_object();

@@ -157,9 +157,11 @@ std::string ref_of(const system& sys, std::size_t sub, std::size_t port, bool in
 }
 
 // Algebraic loops: output o of S depends on output p of T when o has direct feedthrough
-// and an input of S is fed by T.p. A cycle cannot be ordered by a non-iterative scheme
-// (Jacobi or Gauss-Seidel): its outputs at t need each other at t.
+// and an input of S is fed by T.p. Gauss-Seidel, and the iterative schemes built on its
+// order, cannot order a cycle: its outputs at t need each other at t. Jacobi needs no order
+// (every subsystem reads the others' last outputs), so it runs such a system.
 void check_loops(const scenario& sc, const system& sys) {
+  if (sc.run.scheme == scheme_kind::jacobi && !sc.run.iteration.enabled()) return;
   struct node {
     std::size_t sub, out;
   };
@@ -196,14 +198,40 @@ void check_loops(const scenario& sc, const system& sys) {
           }
         }
         path += ref_of(sys, nodes[m].sub, nodes[m].out, false);
+        // An FMU output listing no dependencies is only assumed to depend on its inputs.
+        std::string assumed, assumed_keys;
+        bool any_fmu = false;
+        for (auto it = start; it != stack.end(); ++it) {
+          const auto* f = dynamic_cast<const fmi::fmu_subsystem*>(&sys.at(nodes[*it].sub));
+          any_fmu = any_fmu || f != nullptr;
+          if (f == nullptr || !f->feedthrough_assumed(nodes[*it].out)) continue;
+          assumed +=
+              (assumed.empty() ? "" : ", ") + ref_of(sys, nodes[*it].sub, nodes[*it].out, false);
+          const std::string k = "subsystems." + f->name() + ".no_feedthrough = true";
+          if (assumed_keys.find(k) == std::string::npos)
+            assumed_keys += (assumed_keys.empty() ? "" : ", ") + k;
+        }
+        std::string remedy =
+            any_fmu ? " Use run.scheme = \"jacobi\" (it needs no order), or a subsystem without "
+                      "direct feedthrough"
+                    : " Break it with a state output on one side, or a subsystem without direct "
+                      "feedthrough";
+        if (!assumed.empty())
+          remedy = " The direct feedthrough of " + assumed +
+                   " is ASSUMED, not declared: the FMU's modelDescription.xml lists no "
+                   "dependencies for such an output, which FMI 2.0 reads as depending on every "
+                   "input. Where there is none, declare it with " +
+                   assumed_keys +
+                   " (probe_feedthrough = true checks it at start-up), or use run.scheme = "
+                   "\"jacobi\", which needs no order";
         const subsystem_decl* d = sc.system.find(sys.at(nodes[m].sub).name());
         throw error(errc::config_value,
                     (d != nullptr ? d->at.where + ": " + d->at.key : sc.file) +
                         ": algebraic loop between subsystems " + subs +
                         ": outputs with direct feedthrough need each other at the same time (" +
-                        path + "); run.scheme = \"" + to_string(sc.run.scheme) +
-                        "\" cannot order it. Break it with a state output on one side, or a "
-                        "subsystem without direct feedthrough");
+                        path + "); run.scheme = \"" + to_string(sc.run.scheme) + "\"" +
+                        (sc.run.iteration.enabled() ? " with iteration" : "") +
+                        " cannot order it." + remedy);
       }
       if (state[m] == 0) visit(m);
     }
@@ -360,15 +388,40 @@ void build_system(const scenario& sc, built_scenario& b) {
     const std::string integrator = it != sc.subsystems.end() && !it->second.integrator.empty()
                                        ? it->second.integrator
                                        : types[i]->integrators.front();
+    prepare_options po;
+    if (it != sc.subsystems.end()) {
+      const subsystem_config& c = it->second;
+      po.refuse_changed_parameters = c.refuse_changed_parameters;
+      po.no_feedthrough = c.no_feedthrough;
+      po.probe_feedthrough = c.probe_feedthrough;
+      const char* fmu_key = c.refuse_changed_parameters ? "changed_parameters"
+                            : c.no_feedthrough          ? "no_feedthrough"
+                            : c.probe_feedthrough       ? "probe_feedthrough"
+                                                        : nullptr;
+      if (fmu_key != nullptr && d.type.rfind("fmu:", 0) != 0)
+        fail(d.at, d.at.key + "." + fmu_key,
+             "applies to FMUs only, not to type \"" + d.type + "\"");
+    }
     try {
-      std::unique_ptr<subsystem> s = types[i]->create(d.name, params[i], integrator);
+      param_set given;
+      if (types[i]->only_given_parameters) {
+        for (const auto& [k, v] : params[i])
+          if (d.parameters.count(k) != 0) given.emplace(k, v);
+      }
+      std::unique_ptr<subsystem> s =
+          types[i]->create(d.name, types[i]->only_given_parameters ? given : params[i], integrator);
       if (it != sc.subsystems.end() && it->second.log_categories)
         if (auto* f = dynamic_cast<fmi::fmu_subsystem*>(s.get()))
           f->set_log_categories(*it->second.log_categories);
-      // The run's length as the executors round it: whole macro steps.
-      if (types[i]->prepare)
-        types[i]->prepare(
-            *s, std::ceil(sc.run.duration / sc.run.macro_step - 1e-9) * sc.run.macro_step);
+      // The run's length as the executors run it: whole macro steps of whole ticks (fill_plan),
+      // so the stop time a model is told is where its last step ends.
+      if (types[i]->prepare) {
+        const auto steps =
+            static_cast<std::int64_t>(std::ceil(sc.run.duration / sc.run.macro_step - 1e-9));
+        const duration length = steps * to_duration(sc.run.macro_step);
+        po.run_length = static_cast<double>(length.count()) / 1e9;
+        types[i]->prepare(*s, po);
+      }
       // host = "dds": a proxy with its ports and variables; `cosim worker` builds the real
       // one from the same file (docs/distributed.md).
       if (it != sc.subsystems.end() && it->second.remote) {

@@ -177,7 +177,8 @@ std::vector<std::string> read_system_subsystems(config_reader& r, scenario& sc) 
                              &param_where);
     only_keys(r, key,
               {"type", "fmu", "step", "integrator", "smoothing", "non_matching", "host",
-               "parameters", "log_categories"});
+               "parameters", "log_categories", "changed_parameters", "no_feedthrough",
+               "probe_feedthrough"});
     if (r.has(key + ".log_categories") && d.type.rfind("fmu:", 0) != 0)
       r.fail(key + ".log_categories",
              "only an FMU subsystem has log categories (fmi2/3SetDebugLogging)");

@@ -9,6 +9,8 @@
 #include <map>
 #include <mutex>
 
+#include <spdlog/spdlog.h>
+
 #include "cosim/fmi/crash_guard.hpp"
 #include "cosim/fmi/fmu_file.hpp"
 #include "cosim/fmi/fmu_subsystem.hpp"
@@ -32,6 +34,11 @@ param_decl declare(const fmi::variable& v, int major, const std::string& path) {
   d.unit = v.unit;
   d.doc = one_line(v.description);
   const std::string type = fmi::type_name(v.type, major);
+  if (v.type == fmi::var_type::string && !v.is_array) {
+    d.kind = param_kind::text;
+    d.def = v.start_text.value_or("");
+    return d;
+  }
   if (!fmi::is_exchanged(v)) {
     // Declared so that a file setting it gets a clear refusal, not "no parameter".
     d.kind = param_kind::text;
@@ -40,7 +47,8 @@ param_decl declare(const fmi::variable& v, int major, const std::string& path) {
             (d.doc.empty() ? "" : "; " + d.doc);
     d.not_settable = path + ": parameter \"" + v.name + "\" has type " + type +
                      (v.is_array ? " array (<Dimension>)" : "") +
-                     ", which cannot be set (supported: single numbers, Boolean, Enumeration)";
+                     ", which cannot be set (supported: single numbers, Boolean, Enumeration, "
+                     "String)";
     return d;
   }
   switch (v.type) {
@@ -104,11 +112,17 @@ std::unique_ptr<subsystem_type> make_type(const std::shared_ptr<const fmi::fmu_f
                                  const std::string& /*integrator*/) {
     const fmi::model_description& d = file->md;
     std::vector<fmi::parameter_value> values;
+    // Only those the file sets (only_given_parameters): the others keep the binary's values.
     for (std::size_t k : param_vars) {
       const fmi::variable& v = d.variables[k];
-      const param_value& pv = p.at(v.name);
-      // Never set: resolve_parameters refuses a value for it (param_decl::not_settable).
-      if (!fmi::is_exchanged(v)) continue;
+      const auto it = p.find(v.name);
+      if (it == p.end()) continue;
+      const param_value& pv = it->second;
+      if (const std::string* text = std::get_if<std::string>(&pv)) {
+        // Others than String are never set: resolve_parameters refuses them (not_settable).
+        if (v.type == fmi::var_type::string) values.push_back({k, 0.0, *text});
+        continue;
+      }
       double x = 0.0;
       if (const double* r = std::get_if<double>(&pv)) {
         if (std::isnan(*r) && !v.start) continue;  // not set, no start: the FMU keeps its own
@@ -116,18 +130,36 @@ std::unique_ptr<subsystem_type> make_type(const std::shared_ptr<const fmi::fmu_f
       }
       if (const std::int64_t* i = std::get_if<std::int64_t>(&pv)) x = static_cast<double>(*i);
       if (const bool* b = std::get_if<bool>(&pv)) x = *b ? 1.0 : 0.0;
-      values.push_back({k, x});
+      values.push_back({k, x, std::nullopt});
     }
     // Before the results folder is touched: a crash here exits 2 naming the FMU.
     const fmi::crash_guard guard(file->path.c_str(),
                                  "loading or instantiation (dlopen, instantiate, parameters)");
     return std::make_unique<fmi::fmu_subsystem>(name, fmi::load_fmu(file), values);
   };
-  t->prepare = [file](subsystem& s, double run_length) {
+  t->only_given_parameters = true;
+  t->prepare = [file](subsystem& s, const prepare_options& o) {
     const fmi::crash_guard guard(file->path.c_str(),
                                  "initialisation (setup, enter / exit initialisation mode)");
     // `s` was made by this type's create.
-    static_cast<fmi::fmu_subsystem&>(s).start_experiment(run_length);
+    auto& f = static_cast<fmi::fmu_subsystem&>(s);
+    f.refuse_changed_parameters(o.refuse_changed_parameters);
+    if (o.no_feedthrough) f.declare_no_feedthrough();
+    f.start_experiment(o.run_length);
+    if (o.probe_feedthrough) {
+      const fmi::fmu_subsystem::probe_result r = f.probe_feedthrough();
+      // Outputs that moved have direct feedthrough: declaring none would be wrong.
+      if (r.moved && o.no_feedthrough)
+        spdlog::warn(
+            "{} (subsystem {}): feedthrough probe: {}; subsystems.{}.no_feedthrough = true "
+            "declares that these outputs do not depend on the inputs directly, which the FMU "
+            "contradicts",
+            file->path, s.name(), r.text, s.name());
+      else
+        spdlog::info("{} (subsystem {}): feedthrough probe (undeclared dependencies): {}{}",
+                     file->path, s.name(), r.text,
+                     r.moved ? "" : "; consistent with no direct feedthrough");
+    }
   };
   return t;
 }

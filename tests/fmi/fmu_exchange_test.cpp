@@ -144,7 +144,7 @@ TEST(FmuExchange, DirectionalDerivativeIsTheFeedthroughPartial) {
     std::size_t gain = 0;
     while (gain < vars.size() && vars[gain].name != "gain") ++gain;
     ASSERT_LT(gain, vars.size());
-    fmu_subsystem s(fmu, loaded, {{gain, 3.5}});
+    fmu_subsystem s(fmu, loaded, {{gain, 3.5, std::nullopt}});
     s.input(0).mark_connected();
     ASSERT_TRUE(s.provides_partial(0, 0));
     const time_point t0{};

@@ -247,7 +247,8 @@ TEST(SystemFile, ForceLinksBothWaysAreNoAlgebraicLoop) {
   // (000 Eq. (24)), but of the neighbour's x and v only (000 Eq. (13)), which are states:
   // f1 and f2 never need each other at a communication point. This system was refused as
   // "algebraic loop mass1.f <- mass2.f <- mass1.f"; a real loop (feedthrough through each
-  // other's outputs) is still refused: FmuRun.AlgebraicLoopOfFeedthroughFmusIsRefused.
+  // other's outputs) is still refused:
+  // FmuRun.AlgebraicLoopOfFeedthroughFmusIsRefusedUnderGaussSeidel.
   std::string t = replace(base, "forces = [\"1\"]\nforce_f0 = [0.0]",
                           "forces = [\"1\"]\nforce_f0 = [0.0]\nlinks = [\"1\"]\nlink_k = [1.0]\n"
                           "link_c = [0.0]\nlink_x0 = [0.0]\nlink_v0 = [100.0]");

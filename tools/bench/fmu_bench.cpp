@@ -105,7 +105,7 @@ class subsystem_path {
       inputs_.push_back({i, value});
     }
     // Long enough never to be reached by the benchmark's macro steps.
-    if (t->prepare) t->prepare(*sub_, 1e6);
+    if (t->prepare) t->prepare(*sub_, cosim::config::prepare_options{1e6});
     sub_->initialize(time_point{});
     deliver();
     sub_->update_outputs(time_point{});

@@ -42,6 +42,12 @@ class remote_proxy final : public subsystem {
       add_output(real.output_desc(o2));
       set_output(o2, real.output(o2));
     }
+    // Per input, as the real one says (an FMU's declared dependencies, or the user's
+    // no_feedthrough), not just its ports' feedthrough flags.
+    depends_.assign(real.output_count() * real.input_count(), 0);
+    for (std::size_t o2 = 0; o2 < real.output_count(); ++o2)
+      for (std::size_t i = 0; i < real.input_count(); ++i)
+        depends_[o2 * real.input_count() + i] = real.output_depends_on(o2, i) ? 1 : 0;
     // Variables point into this proxy: the worker's values land here (raw doubles).
     const auto vars = real.variables();
     var_values_.assign(vars.size(), 0.0);
@@ -56,6 +62,9 @@ class remote_proxy final : public subsystem {
 
   // Its timing depends on the network and another process: measured, not guaranteed.
   [[nodiscard]] bool realtime_safe() const noexcept override { return false; }
+  [[nodiscard]] bool output_depends_on(std::size_t o, std::size_t i) const noexcept override {
+    return o < output_count() && i < input_count() && depends_[o * input_count() + i] != 0;
+  }
   [[nodiscard]] std::string state_refusal() const override {
     return std::string("it runs in a worker process (host = \"") + host() +
            "\") and cannot roll back";
@@ -314,6 +323,7 @@ class remote_proxy final : public subsystem {
   std::unique_ptr<cosim_remote_command> cmd_;
   std::unique_ptr<cosim_remote_reply> reply_;
   std::vector<double> var_values_;
+  std::vector<char> depends_;  // output o, input i at o * input_count() + i
   std::uint64_t seq_ = 0;
   std::array<std::uint64_t, 4> repeated_{};  // the last commands sent more than once
   std::size_t n_repeated_ = 0;

@@ -32,6 +32,8 @@ struct fmu_subsystem::api {
   fmi2SetRealTYPE* set_real2 = nullptr;
   fmi2SetIntegerTYPE* set_integer2 = nullptr;
   fmi2SetBooleanTYPE* set_boolean2 = nullptr;
+  fmi2GetStringTYPE* get_string2 = nullptr;  // optional: String parameters need them
+  fmi2SetStringTYPE* set_string2 = nullptr;
   fmi2DoStepTYPE* do_step2 = nullptr;
   fmi2GetBooleanStatusTYPE* get_boolean_status2 = nullptr;
   fmi2GetRealStatusTYPE* get_real_status2 = nullptr;                    // optional
@@ -54,6 +56,8 @@ struct fmu_subsystem::api {
   fmi3SetFloat64TYPE* set_float64 = nullptr;
   fmi3SetInt32TYPE* set_int32 = nullptr;
   fmi3SetBooleanTYPE* set_boolean3 = nullptr;
+  fmi3GetStringTYPE* get_string3 = nullptr;  // optional: String parameters need them
+  fmi3SetStringTYPE* set_string3 = nullptr;
   // The other number types (fmu_typed_values.cpp); optional here, required by a variable
   // of the type (FMI 3.0 asks every FMU to export them; not every FMU does).
   fmi3GetFloat32TYPE* get_float32 = nullptr;
@@ -109,6 +113,8 @@ struct fmu_subsystem::api {
       need(set_real2, "fmi2SetReal");
       need(set_integer2, "fmi2SetInteger");
       need(set_boolean2, "fmi2SetBoolean");
+      need(get_string2, "fmi2GetString", false);
+      need(set_string2, "fmi2SetString", false);
       need(do_step2, "fmi2DoStep");
       need(get_boolean_status2, "fmi2GetBooleanStatus");
       need(get_real_status2, "fmi2GetRealStatus", false);
@@ -133,6 +139,8 @@ struct fmu_subsystem::api {
       need(set_float64, "fmi3SetFloat64");
       need(set_int32, "fmi3SetInt32");
       need(set_boolean3, "fmi3SetBoolean");
+      need(get_string3, "fmi3GetString", false);
+      need(set_string3, "fmi3SetString", false);
       need(do_step3, "fmi3DoStep");
       need(get_float32, "fmi3GetFloat32", false);
       need(set_float32, "fmi3SetFloat32", false);

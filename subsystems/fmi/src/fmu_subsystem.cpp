@@ -249,53 +249,39 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
   fmu_->instances().fetch_add(1);
   counted_instance_ = true;
 
-  // Parameters, by variable, before initialisation. A constructor that throws gets no
-  // destructor call, so the instance is freed here on that path.
+  // Parameters the user set, checked here and set now (FMI: after instantiation, so a value
+  // the FMU refuses fails the build early) and again in start_experiment. A constructor
+  // that throws gets no destructor call, so the instance is freed here on that path.
   try {
     for (const parameter_value& p : parameters) {
       if (p.variable >= md.variables.size())
         throw_error("internal: parameter index " + std::to_string(p.variable) + " out of range");
       const variable& v = md.variables[p.variable];
-      if (!is_exchanged(v))
+      const bool text = v.type == var_type::string && !v.is_array;
+      if (!is_exchanged(v) && !text)
         throw_error("parameter \"" + v.name + "\" has type " + type_name(v.type, major_) +
                     (v.is_array ? " (array)" : "") +
-                    ", which cannot be set (supported: numbers, Boolean, Enumeration)");
-      const fmi3ValueReference vr = v.value_reference;
-      int st = 0;
-      const char* call = "";
+                    ", which cannot be set (supported: numbers, Boolean, Enumeration, String)");
+      if (text != p.text.has_value())
+        throw_error("parameter \"" + v.name + "\" has type " + type_name(v.type, major_) +
+                    (text ? ": its value must be a string" : ": its value must be a number"));
+      if (text && (major_ == 2 ? api_->set_string2 == nullptr || api_->get_string2 == nullptr
+                               : api_->set_string3 == nullptr || api_->get_string3 == nullptr))
+        throw_error(
+            "parameter \"" + v.name + "\" is a String, and the binary does not export " +
+            (major_ == 2 ? "fmi2SetString / fmi2GetString" : "fmi3SetString / fmi3GetString"));
       if (is_typed_other(v.type)) {
         const std::string problem = typed_value_problem(v.type, major_, p.value);
         if (!problem.empty())
           throw_error("parameter \"" + v.name + "\" = " + format_double(p.value) + " " + problem);
-        std::vector<typed_group> one;
-        add_typed(one, v.type, vr, 0);
-        one[0].size_buffers();
-        st = typed_set(*api_, major_, instance_, one[0], &p.value, true, call);
-      } else if (v.type == var_type::real) {
-        call = major_ == 2 ? "fmi2SetReal" : "fmi3SetFloat64";
-        st = major_ == 2 ? static_cast<int>(api_->set_real2(instance_, &vr, 1, &p.value))
-                         : static_cast<int>(api_->set_float64(instance_, &vr, 1, &p.value, 1));
-      } else if (v.type == var_type::integer) {
-        if (p.value != std::trunc(p.value) || std::abs(p.value) > 2147483647.0)
-          throw_error("parameter \"" + v.name + "\" = " + format_double(p.value) +
-                      " is not a 32-bit integer");
-        const std::int32_t i = to_int32(p.value);
-        call = major_ == 2 ? "fmi2SetInteger" : "fmi3SetInt32";
-        st = major_ == 2 ? static_cast<int>(api_->set_integer2(instance_, &vr, 1, &i))
-                         : static_cast<int>(api_->set_int32(instance_, &vr, 1, &i, 1));
-      } else {
-        call = major_ == 2 ? "fmi2SetBoolean" : "fmi3SetBoolean";
-        const fmi2Boolean b2 = p.value != 0.0 ? fmi2True : fmi2False;
-        const fmi3Boolean b3 = p.value != 0.0;
-        st = major_ == 2 ? static_cast<int>(api_->set_boolean2(instance_, &vr, 1, &b2))
-                         : static_cast<int>(api_->set_boolean3(instance_, &vr, 1, &b3, 1));
+      } else if (v.type == var_type::integer &&
+                 (p.value != std::trunc(p.value) || std::abs(p.value) > 2147483647.0)) {
+        throw_error("parameter \"" + v.name + "\" = " + format_double(p.value) +
+                    " is not a 32-bit integer");
       }
-      if (st > fmi2Warning) {
-        if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
-        throw_error(std::string(call) + " of parameter \"" + v.name +
-                    "\" = " + format_double(p.value) + " returned " + status_text(major_, st));
-      }
+      params_.push_back({p.variable, p.value, p.text});
     }
+    set_parameters();
   } catch (...) {
     end_instance();
     throw;
@@ -329,9 +315,139 @@ void fmu_subsystem::set_log_categories(const std::vector<std::string>& categorie
   drain_log();
 }
 
+void fmu_subsystem::set_parameters() {
+  const model_description& md = fmu_->file().md;
+  for (const set_value& p : params_) {
+    const variable& v = md.variables[p.variable];
+    const fmi3ValueReference vr = v.value_reference;
+    int st = 0;
+    const char* call = "";
+    if (p.text) {
+      const char* c = p.text->c_str();
+      call = major_ == 2 ? "fmi2SetString" : "fmi3SetString";
+      st = major_ == 2 ? static_cast<int>(api_->set_string2(instance_, &vr, 1, &c))
+                       : static_cast<int>(api_->set_string3(instance_, &vr, 1, &c, 1));
+    } else if (is_typed_other(v.type)) {
+      std::vector<typed_group> one;
+      add_typed(one, v.type, vr, 0);
+      one[0].size_buffers();
+      st = typed_set(*api_, major_, instance_, one[0], &p.value, true, call);
+    } else if (v.type == var_type::real) {
+      call = major_ == 2 ? "fmi2SetReal" : "fmi3SetFloat64";
+      st = major_ == 2 ? static_cast<int>(api_->set_real2(instance_, &vr, 1, &p.value))
+                       : static_cast<int>(api_->set_float64(instance_, &vr, 1, &p.value, 1));
+    } else if (v.type == var_type::integer) {
+      const std::int32_t i = to_int32(p.value);
+      call = major_ == 2 ? "fmi2SetInteger" : "fmi3SetInt32";
+      st = major_ == 2 ? static_cast<int>(api_->set_integer2(instance_, &vr, 1, &i))
+                       : static_cast<int>(api_->set_int32(instance_, &vr, 1, &i, 1));
+    } else {
+      call = major_ == 2 ? "fmi2SetBoolean" : "fmi3SetBoolean";
+      const fmi2Boolean b2 = p.value != 0.0 ? fmi2True : fmi2False;
+      const fmi3Boolean b3 = p.value != 0.0;
+      st = major_ == 2 ? static_cast<int>(api_->set_boolean2(instance_, &vr, 1, &b2))
+                       : static_cast<int>(api_->set_boolean3(instance_, &vr, 1, &b3, 1));
+    }
+    if (st > fmi2Warning) {
+      if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
+      throw_error(std::string(call) + " of parameter \"" + v.name +
+                  "\" = " + (p.text ? "\"" + *p.text + "\"" : format_double(p.value)) +
+                  " returned " + status_text(major_, st));
+    }
+  }
+}
+
+void fmu_subsystem::check_parameters_kept() {
+  const model_description& md = fmu_->file().md;
+  std::string changed;
+  for (const set_value& p : params_) {
+    const variable& v = md.variables[p.variable];
+    const fmi3ValueReference vr = v.value_reference;
+    int st = 0;
+    const char* call = "";
+    std::string was, now;
+    if (p.text) {
+      const char* c = nullptr;
+      call = major_ == 2 ? "fmi2GetString" : "fmi3GetString";
+      st = major_ == 2 ? static_cast<int>(api_->get_string2(instance_, &vr, 1, &c))
+                       : static_cast<int>(api_->get_string3(instance_, &vr, 1, &c, 1));
+      const std::string got = c != nullptr ? c : "";
+      if (got != *p.text) {
+        was = "\"" + *p.text + "\"";
+        now = "\"" + got + "\"";
+      }
+    } else {
+      // As the FMU's type holds what was sent.
+      double want = p.value, got = 0.0;
+      if (is_typed_other(v.type)) {
+        std::vector<typed_group> one;
+        add_typed(one, v.type, vr, 0);
+        one[0].size_buffers();
+        st = typed_get(*api_, major_, instance_, one[0], &got, call);
+        if (v.type == var_type::float32) want = static_cast<double>(static_cast<float>(p.value));
+      } else if (v.type == var_type::real) {
+        call = major_ == 2 ? "fmi2GetReal" : "fmi3GetFloat64";
+        st = major_ == 2 ? static_cast<int>(api_->get_real2(instance_, &vr, 1, &got))
+                         : static_cast<int>(api_->get_float64(instance_, &vr, 1, &got, 1));
+      } else if (v.type == var_type::integer) {
+        std::int32_t i = 0;
+        call = major_ == 2 ? "fmi2GetInteger" : "fmi3GetInt32";
+        st = major_ == 2 ? static_cast<int>(api_->get_integer2(instance_, &vr, 1, &i))
+                         : static_cast<int>(api_->get_int32(instance_, &vr, 1, &i, 1));
+        got = i;
+        want = to_int32(p.value);
+      } else {
+        fmi2Boolean b2 = fmi2False;
+        fmi3Boolean b3 = false;
+        call = major_ == 2 ? "fmi2GetBoolean" : "fmi3GetBoolean";
+        st = major_ == 2 ? static_cast<int>(api_->get_boolean2(instance_, &vr, 1, &b2))
+                         : static_cast<int>(api_->get_boolean3(instance_, &vr, 1, &b3, 1));
+        got = (major_ == 2 ? b2 != fmi2False : b3) ? 1.0 : 0.0;
+        want = p.value != 0.0 ? 1.0 : 0.0;
+      }
+      if (!(got == want) && !(std::isnan(got) && std::isnan(want))) {
+        was = format_double(want);
+        now = format_double(got);
+      }
+    }
+    if (st > fmi2Warning) {
+      if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
+      throw_error(std::string(call) + " of parameter \"" + v.name +
+                  "\" after initialisation returned " + status_text(major_, st));
+    }
+    if (!was.empty())
+      changed += (changed.empty() ? "\"" : ", \"") + v.name + "\" set " + was + ", now " + now;
+  }
+  if (changed.empty()) return;
+  const std::string key = "subsystems." + name() + ".changed_parameters";
+  if (refuse_changed_)
+    throw_error("the FMU changed parameters it was given during initialisation: " + changed + " (" +
+                key + " = \"refuse\"; \"warn\" runs with the FMU's values)");
+  spdlog::warn(
+      "{} (subsystem {}): the FMU changed parameters it was given during initialisation: {}; "
+      "the run uses the FMU's values ({} = \"refuse\" stops instead)",
+      where_, name(), changed, key);
+}
+
+void fmu_subsystem::declare_no_feedthrough() {
+  const model_description& md = fmu_->file().md;
+  no_feedthrough_ = true;
+  any_feedthrough_ = false;
+  // The ports keep their desc (set at construction); output_depends_on() answers for them.
+  for (const std::size_t k : output_var_)
+    any_feedthrough_ = any_feedthrough_ || (md.dependencies_declared(k) && md.feedthrough(k));
+}
+
+bool fmu_subsystem::feedthrough_assumed(std::size_t o) const noexcept {
+  if (o >= output_var_.size() || no_feedthrough_) return false;
+  const model_description& md = fmu_->file().md;
+  return !md.dependencies_declared(output_var_[o]) && md.feedthrough(output_var_[o]);
+}
+
 bool fmu_subsystem::output_depends_on(std::size_t o, std::size_t i) const noexcept {
   if (o >= output_var_.size() || i >= input_var_.size()) return false;
   const model_description& md = fmu_->file().md;
+  if (no_feedthrough_ && !md.dependencies_declared(output_var_[o])) return false;
   return md.feedthrough(output_var_[o]) && md.depends_on(output_var_[o], input_var_[i]);
 }
 
@@ -472,7 +588,8 @@ void fmu_subsystem::start_experiment(std::optional<double> run_length_s) {
   const double tol = md.experiment.tolerance.value_or(0.0);
   if (run_length_s) {
     run_length_ = to_duration(*run_length_s);
-    stop_fmu_ = fmu_start_ + *run_length_s;
+    // From the ticks, as the last step's end is: the two are equal bit for bit.
+    stop_fmu_ = comm_time(fmu_start_, *run_length_);
     stop_at_ = t0_ + *run_length_;  // again in do_initialize, which knows t0
   }
   auto check = [&](int st, const char* call) {
@@ -480,16 +597,22 @@ void fmu_subsystem::start_experiment(std::optional<double> run_length_s) {
     if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
     throw_error(std::string(call) + " returned " + status_text(major_, st));
   };
+  // The parameters again after the setup (FMI 2: some FMUs reset them there) and in
+  // initialisation mode, where tools set them (FMI 2.0 Sect. 2.2.7 and FMI 3.0 Sect. 2.4.7
+  // allow both for parameters, whose initial is "exact").
   if (major_ == 2) {
     check(api_->setup_experiment2(instance_, tol_defined ? fmi2True : fmi2False, tol, fmu_start_,
                                   stop_fmu_ ? fmi2True : fmi2False, stop_fmu_.value_or(0.0)),
           "fmi2SetupExperiment");
+    set_parameters();
     check(api_->enter_initialization2(instance_), "fmi2EnterInitializationMode");
+    set_parameters();
     check(api_->exit_initialization2(instance_), "fmi2ExitInitializationMode");
   } else {
     check(api_->enter_initialization3(instance_, tol_defined, tol, fmu_start_,
                                       stop_fmu_.has_value(), stop_fmu_.value_or(0.0)),
           "fmi3EnterInitializationMode");
+    set_parameters();
     check(api_->exit_initialization3(instance_), "fmi3ExitInitializationMode");
     phase_ = phase::initialized;
     // FMI 3.0 Sect. 4.2.2: with eventModeUsed, initialisation ends in event mode.
@@ -498,6 +621,7 @@ void fmu_subsystem::start_experiment(std::optional<double> run_length_s) {
   }
   phase_ = phase::initialized;
   started_ = true;
+  check_parameters_kept();
   drain_log();
 }
 
@@ -831,7 +955,6 @@ bool fmu_subsystem::do_steps(time_point t, duration h, std::int64_t k) noexcept 
   stepped_ = true;
   if (k <= 0) return true;
   if (phase_ != phase::initialized || stop_ != fmu_stop::none) return false;
-  const double hs = to_seconds(h);
   for (std::int64_t j = 0; j < k; ++j) {
     const time_point tj = t + j * h;
     if (tj + h > stop_at_) [[unlikely]]
@@ -841,13 +964,15 @@ bool fmu_subsystem::do_steps(time_point t, duration h, std::int64_t k) noexcept 
       set_inputs(tj);
       if (stop_ != fmu_stop::none) return false;
     }
-    if (!(major_ == 2 ? step_fmi2(fmu_time(tj), hs) : step_fmi3(fmu_time(tj), hs))) return false;
+    // h from the two points, not a constant: tc + hs is then the next step's tc exactly.
+    const double tc = fmu_time(tj), hs = fmu_time(tj + h) - tc;
+    if (!(major_ == 2 ? step_fmi2(tc, hs) : step_fmi3(tc, hs))) return false;
   }
   return true;
 }
 
 [[gnu::cold, gnu::noinline]] bool fmu_subsystem::fail_stop_time(time_point t, duration h) noexcept {
-  const double tc = fmu_time(t), hs = to_seconds(h);
+  const double tc = fmu_time(t), hs = fmu_time(t + h) - tc;
   char what[160];
   std::snprintf(what, sizeof what, "the step from t = %s s to %s s", num_text(tc).data(),
                 num_text(tc + hs).data());

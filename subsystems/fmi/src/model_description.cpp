@@ -328,6 +328,12 @@ bool model_description::depends_on(std::size_t output, std::size_t input) const 
   return true;  // not listed: assume the worst
 }
 
+bool model_description::dependencies_declared(std::size_t output) const noexcept {
+  for (const auto& o : outputs)
+    if (o.variable == output) return o.depends_on.has_value();
+  return false;
+}
+
 bool model_description::feedthrough(std::size_t index) const noexcept {
   const bool any_input = std::any_of(variables.begin(), variables.end(), [](const variable& v) {
     return v.causal == causality::input;

@@ -8,6 +8,7 @@
 // step got (FMI 2.0.x Sect. 4.2.3).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -203,6 +204,7 @@ fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean /*toleranceDefined*/
   i.start_time = startTime;
   i.stop_time_defined = stopTimeDefined != fmi2False;
   i.stop_time = stopTime;
+  i.m->on_setup_experiment();
   return fmi2OK;
 }
 
@@ -416,6 +418,12 @@ fmi2Status fmi2DoStep(fmi2Component c, fmi2Real currentCommunicationPoint,
   if (!(communicationStepSize >= 0.0) || !std::isfinite(t_end))
     return fail(i, "fmi2DoStep: communicationStepSize " + std::to_string(communicationStepSize) +
                        " must be >= 0");
+  if (i.stop_time_defined && i.m->exact_stop_time() && t_end > i.stop_time) {
+    char text[128];
+    std::snprintf(text, sizeof text, "Exceeded model finish time: %.17g > %.17g", t_end,
+                  i.stop_time);
+    return fail(i, text);
+  }
   // The importer must not step past the stop time it announced (relative slack for its
   // decimal-to-binary rounding of the step).
   if (i.stop_time_defined && t_end > i.stop_time + 1e-9 * std::max(1.0, std::abs(i.stop_time)))

@@ -125,6 +125,12 @@ class model {
   virtual void calculate() noexcept {}
   /// The importer set variable vr (after the value was stored).
   virtual void on_set(std::uint32_t /*vr*/) noexcept {}
+  /// fmi2SetupExperiment was called. Some tools' FMUs reset their parameters to their
+  /// defaults here; a model imitating them does so in this hook.
+  virtual void on_setup_experiment() noexcept {}
+  /// True: doStep refuses any step ending after the stop time given to the experiment, by
+  /// however little (as some tools' FMUs do); false: a relative slack of 1e-9 is allowed.
+  [[nodiscard]] virtual bool exact_stop_time() const noexcept { return false; }
   /// FMU state: copy the model's state into `s` (made by this model's previous get_state,
   /// or null: allocate one). False if the model cannot (its modelDescription.xml then says
   /// canGetAndSetFMUstate="false") or, with `why` set, not now.

@@ -38,6 +38,19 @@ class typed final : public cosim::fmu_kit::model {
     // but seen): the importer must leave the FMU's own value unless the user sets one.
     add(110, causality::parameter, &own_);
     add(111, causality::output, &own_out_);
+    // The parameters' starts of modelDescription.xml, as an exporting tool builds them in
+    // (the importer writes only the values a user sets).
+    f32_.p = 1.5F;
+    i8_.p = -7;
+    u8_.p = 200;
+    i16_.p = -30000;
+    u16_.p = 60000;
+    u32_.p = 4000000000U;
+    i64_.p = -9000000000;
+    u64_.p = 10000000000U;
+    enum3_.p = 2;
+    enum2_.p = 2;
+    flag_.p = true;
   }
 
   bool initialize(double t0, std::string& /*why*/) override {

@@ -50,6 +50,12 @@ struct subsystem_config {
   /// FMU: the log categories it is asked for (fmi2/3SetDebugLogging; empty: logging off);
   /// unset: logging on as the FMU chooses.
   std::optional<std::vector<std::string>> log_categories;
+  // FMUs (system files): what a parameter the FMU changes in initialisation does, outputs
+  // without declared dependencies declared without direct feedthrough, and the start-up
+  // probe of that.
+  bool refuse_changed_parameters = false;  // changed_parameters = "refuse" (default "warn")
+  bool no_feedthrough = false;
+  bool probe_feedthrough = false;
 };
 
 /// [dds]: where remote subsystems (host = "dds") are found (docs/distributed.md).

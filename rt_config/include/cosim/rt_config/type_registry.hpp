@@ -19,6 +19,15 @@ namespace cosim::config {
 enum class param_kind { real, integer, boolean, text, reals, texts };
 const char* to_string(param_kind k) noexcept;
 
+/// What the builder tells a type's prepare(): the run's length and the subsystem's options
+/// from its system file section (FMUs).
+struct prepare_options {
+  double run_length = 0.0;                 // [s], whole macro steps
+  bool refuse_changed_parameters = false;  // subsystems.NAME.changed_parameters = "refuse"
+  bool no_feedthrough = false;             // subsystems.NAME.no_feedthrough
+  bool probe_feedthrough = false;          // subsystems.NAME.probe_feedthrough
+};
+
 struct param_decl {
   std::string name;
   param_kind kind = param_kind::real;
@@ -61,7 +70,10 @@ struct subsystem_type {
   bool unfed_inputs_keep_start = false;
   /// Called by the builder right after create() with the run's length [s] (an FMU sets up
   /// its experiment with it, so a model that fails to initialise stops the build). Optional.
-  std::function<void(subsystem& s, double run_length)> prepare;
+  std::function<void(subsystem& s, const prepare_options& o)> prepare;
+  /// create() gets only the parameters the file sets; the model keeps its own value of the
+  /// others (an FMU's binary default may differ from the start its description declares).
+  bool only_given_parameters = false;
   /// run.duration / run.macro_step [s] when a file leaves them out and this is the one such
   /// type of the system (an FMU's DefaultExperiment).
   std::optional<double> default_duration, default_macro_step;

@@ -7,10 +7,14 @@
 // Variables (recordable): the outputs and locals of those types; a local is fetched from the
 // FMU only once the system records it (record_variable), outputs at every communication point.
 //
-// Life cycle: the constructor instantiates the FMU and sets the given parameters;
+// Life cycle: the constructor instantiates the FMU and sets the given parameters (only those:
+// the others keep the binary's own values, which may differ from the declared starts);
 // start_experiment() (the system builder calls it with the run's length) sets up the
-// experiment and enters and leaves initialisation, so a model that fails there stops the
-// run before anything is written; initialize(t0) does it if nobody did. step(t, h) sets
+// experiment, sets the parameters again after fmi2SetupExperiment (FMI 2: some FMUs reset
+// them there) and in initialisation mode, where tools set them, and leaves initialisation,
+// so a model that fails there stops the run before anything is written; it then reads the
+// set values back and warns (or, refuse_changed_parameters, throws) where the FMU changed
+// one. initialize(t0) does it if nobody did. step(t, h) sets
 // the connected inputs from in(i, t) (unconnected ones keep their start values; only values
 // that changed since the last set go to the FMU, in one call per type), calls doStep(t, h) and, for
 // FMI 3 with event mode, handles the events it reports (event mode, updateDiscreteStates until
@@ -36,7 +40,10 @@
 // stops the run (model_error, the message names the FMU and the call). The handle is freed
 // (fmi2FreeFMUstate / fmi3FreeFMUState) with the instance.
 //
-// FMU time = the default experiment's startTime (0 if none) + (t - t0).
+// FMU time = the default experiment's startTime (0 if none) + (t - t0), each communication
+// point from its integer ticks and each step h = t_next - t of two such points, so that t + h
+// of one step is the next step's t and the last step ends on the declared stop time bit for
+// bit (FMUs that refuse to step past their stop time complete).
 //
 // Not real-time safe: an FMU may allocate or take unbounded time (realtime_safe() false).
 // The FMU's log callback may run on a real-time thread: it copies the message into a
@@ -53,16 +60,18 @@
 
 #include "cosim/fmi/fmi2.h"
 #include "cosim/fmi/fmu_file.hpp"
+#include "cosim/runtime/comm_time.hpp"
 #include "cosim/runtime/spsc_ring.hpp"
 #include "cosim/runtime/subsystem.hpp"
 
 namespace cosim::fmi {
 
 /// A parameter value for the variable md.variables[variable] (integers and booleans as
-/// doubles).
+/// doubles; a String parameter's in `text`).
 struct parameter_value {
   std::size_t variable = 0;
   double value = 0.0;
+  std::optional<std::string> text;
 };
 
 /// Values of one FMI type other than Real/Float64, Integer/Int32 and Boolean (Float32,
@@ -117,6 +126,25 @@ class fmu_subsystem final : public subsystem {
   /// Set up the experiment (stop time = start + run_length_s when given, else open ended),
   /// enter and exit initialisation. Throws cosim::error naming the FMU.
   void start_experiment(std::optional<double> run_length_s);
+  /// A parameter the FMU changed during initialisation stops start_experiment (else: a
+  /// warning). Before start_experiment.
+  void refuse_changed_parameters(bool refuse) noexcept { refuse_changed_ = refuse; }
+  /// Outputs whose ModelStructure lists no dependencies (FMI 2.0: "may depend on every
+  /// input") are taken as without direct feedthrough, as the user declares: output_depends_on
+  /// says so (their port descriptions keep the assumption). Before the subsystem is connected.
+  void declare_no_feedthrough();
+  /// True if output o's direct feedthrough is assumed, not declared: the FMU lists no
+  /// dependencies for it (and it was not declared without).
+  [[nodiscard]] bool feedthrough_assumed(std::size_t o) const noexcept;
+  struct probe_result {
+    std::string text;    // one line per input: which outputs moved, and by how much
+    bool moved = false;  // some output moved: it has direct feedthrough
+  };
+  /// After start_experiment: sets each Real input a little off its value, reads the Real
+  /// outputs whose dependencies are undeclared without a step, and restores the input (and
+  /// the FMU's state, where it can get and set it). Throws cosim::error naming the FMU when
+  /// a call fails.
+  [[nodiscard]] probe_result probe_feedthrough();
 
   [[nodiscard]] bool realtime_safe() const noexcept override { return false; }
   /// Inputs are set before each doStep (and before outputs are read at a communication point).
@@ -176,8 +204,10 @@ class fmu_subsystem final : public subsystem {
   enum class partial_gap { none, undeclared, not_exported, output_type, input_type };
   [[nodiscard]] partial_gap missing_for_partial(std::size_t o, std::size_t i) const noexcept;
 
+  /// Every communication point from its own ticks, so steps chain exactly and the last one
+  /// ends at the stop time declared to the FMU (comm_time.hpp).
   [[nodiscard]] double fmu_time(time_point t) const noexcept {
-    return fmu_start_ + to_seconds(t - t0_);
+    return comm_time(fmu_start_, t - t0_);
   }
   void set_inputs(time_point t) noexcept;
   /// The values fetched at every communication point: outputs and recorded locals.
@@ -197,6 +227,15 @@ class fmu_subsystem final : public subsystem {
   /// Records why the run stops (first cause only); returns false for `return fail(...)`.
   bool fail(fmu_stop kind, const char* what, int status, double t) noexcept;
   void end_instance() noexcept;
+  /// One parameter as the user set it, checked against its type; set by set_parameters().
+  struct set_value {
+    std::size_t variable = 0;
+    double value = 0.0;
+    std::optional<std::string> text;
+  };
+  void set_parameters();
+  /// After initialisation: the values the FMU holds for the set parameters.
+  void check_parameters_kept();
   void raise_stop() noexcept;
   [[noreturn]] void throw_error(const std::string& what);
 
@@ -218,6 +257,9 @@ class fmu_subsystem final : public subsystem {
   std::optional<double> stop_fmu_;          // its stop time in FMU time, as told to the FMU
   bool started_ = false;
   bool stepped_ = false;
+  std::vector<set_value> params_;  // the parameters the user set, in the order given
+  bool refuse_changed_ = false;
+  bool no_feedthrough_ = false;  // declare_no_feedthrough()
 
   // Inputs: port index -> variable; grouped by type among the connected ones.
   std::vector<std::size_t> input_var_;

@@ -124,6 +124,9 @@ struct model_description {
   /// True if output variable `output` depends on variable `input` at the same time (its
   /// ModelStructure dependencies list it, or list none, or the output is not listed).
   [[nodiscard]] bool depends_on(std::size_t output, std::size_t input) const noexcept;
+  /// True if output variable `output` is listed with its dependencies (possibly none);
+  /// false if FMI's "depends on every input" applies because nothing is declared.
+  [[nodiscard]] bool dependencies_declared(std::size_t output) const noexcept;
 };
 
 /// Parses modelDescription.xml text. `where` names the FMU in every message ("crane.fmu").
