@@ -10,6 +10,7 @@
 #include "cosim/runtime/json_writer.hpp"
 #include "cosim/runtime/limits.hpp"
 #include "cosim/runtime/scheme.hpp"
+#include "alarm_keys.hpp"
 #include "dds_config.hpp"
 #include "iteration_keys.hpp"
 #include "ssp_reader.hpp"
@@ -324,6 +325,7 @@ scenario read(config_reader& r) {
     read_system_rest(r, sc);
   else if (model->expand)
     sc.system = model->expand(sc);
+  alarm_keys::read(r, sc);  // on the system's columns
   r.check_all_read();
   return sc;
 }
@@ -469,6 +471,8 @@ void fill_plan(const scenario& sc, built_scenario& b) {
   apply_feedthrough_correction(sc, b);
   b.limits.energy_residual = sc.safety.energy_residual_limit;
   b.limits.residual_power = sc.safety.residual_power_limit;
+  b.limits.alarms.clear();
+  for (const alarm_config& a : sc.alarms) b.limits.alarms.push_back(a.spec);
 }
 
 std::unique_ptr<built_scenario> build(const scenario& sc) {
@@ -562,6 +566,7 @@ std::string to_json(const scenario& sc) {
   j.key("energy_residual_limit").value(sc.safety.energy_residual_limit);
   j.key("residual_power_limit").value(sc.safety.residual_power_limit);
   j.end_object();
+  alarm_keys::write_json(j, sc.alarms);
   j.end_object();
   return j.str();
 }

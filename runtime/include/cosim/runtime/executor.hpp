@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cosim/runtime/alarm.hpp"
 #include "cosim/runtime/energy_monitor.hpp"
 #include "cosim/runtime/scheme.hpp"
 #include "cosim/runtime/stop_source.hpp"
@@ -72,6 +73,7 @@ void check_rollback(const system& sys, const run_plan& plan);
 struct safety_limits {
   double energy_residual = std::numeric_limits<double>::infinity();  // on sum |delta_E| [J]
   double residual_power = std::numeric_limits<double>::infinity();   // on |delta_P| [W]
+  std::vector<alarm_spec> alarms;  // on results columns, judged after every macro step
 };
 
 enum class run_status { completed, diverged, safety_stop, error };
@@ -112,6 +114,7 @@ struct run_outcome {
   bool memory_locked = false;
   std::vector<std::string> warnings;
   iteration_stats iteration;
+  std::vector<alarm_report> alarms;  // one per safety_limits::alarms entry
 };
 
 /// Receives recorded rows. write() is called on the stepping thread and must not throw.
