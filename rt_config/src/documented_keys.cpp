@@ -1,8 +1,8 @@
 // The key table of `cosim keys` and README.md: every key a scenario or system file reads,
 // gathered from the readers' own tables (iteration, DDS, each registered model).
+#include "alarm_keys.hpp"
 #include "cosim/rt_config/model_registry.hpp"
 #include "cosim/rt_config/scenario.hpp"
-#include "alarm_keys.hpp"
 #include "dds_config.hpp"
 #include "iteration_keys.hpp"
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "alarm_keys.hpp"
 #include "cosim/rt_config/config_reader.hpp"
 #include "cosim/rt_config/driver_wiring.hpp"
 #include "cosim/rt_config/model_registry.hpp"
@@ -10,7 +11,6 @@
 #include "cosim/runtime/json_writer.hpp"
 #include "cosim/runtime/limits.hpp"
 #include "cosim/runtime/scheme.hpp"
-#include "alarm_keys.hpp"
 #include "dds_config.hpp"
 #include "iteration_keys.hpp"
 #include "ssp_reader.hpp"

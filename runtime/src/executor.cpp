@@ -226,8 +226,8 @@ std::string stop_message(const stop_source& s, time_point t) {
     case stop_cause::model_error:
       return who != nullptr ? who : "";
     case stop_cause::alarm:
-      return std::string("alarm '") + (who != nullptr ? who : "?") + "' fired at t = " +
-             format_double(to_seconds(t)) + " s";
+      return std::string("alarm '") + (who != nullptr ? who : "?") +
+             "' fired at t = " + format_double(to_seconds(t)) + " s";
     case stop_cause::remote_deadline:
       return std::string("remote subsystem '") + (who != nullptr ? who : "?") +
              "' did not answer within dds.timeout";
