@@ -1,5 +1,6 @@
 // The key table of `cosim keys` and README.md: every key a scenario or system file reads,
 // gathered from the readers' own tables (iteration, DDS, each registered model).
+#include "alarm_keys.hpp"
 #include "cosim/rt_config/model_registry.hpp"
 #include "cosim/rt_config/scenario.hpp"
 #include "dds_config.hpp"
@@ -153,6 +154,7 @@ std::vector<key_doc> documented_keys() {
       {"drivers.<name>.cpu", "I/O thread CPU (-1: not pinned)"},
       {"drivers.<name>.priority", "I/O thread SCHED_FIFO priority 1-99"},
   };
+  for (auto& k : alarm_keys::docs()) keys.push_back(std::move(k));
   for (auto& k : iteration_keys::docs()) keys.push_back(std::move(k));
   for (auto& k : dds_keys()) keys.push_back(std::move(k));
   for (const auto& m : models()) {

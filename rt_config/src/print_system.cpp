@@ -253,6 +253,15 @@ std::string system_toml(const scenario& sc) {
     }
     o << "]\n";
   }
+  for (const alarm_config& a : sc.alarms) {
+    const alarm_spec& s = a.spec;
+    o << "\n[[alarms]]\nname = " << str(s.name) << "\nvariable = " << str(s.variable) << "\n";
+    if (std::isfinite(s.min)) o << "min = " << num(s.min) << "\n";
+    if (std::isfinite(s.max)) o << "max = " << num(s.max) << "\n";
+    if (std::isfinite(s.rate_max)) o << "rate_max = " << num(s.rate_max) << "\n";
+    if (s.debounce.count() > 0) o << "debounce = " << num(to_seconds(s.debounce)) << "\n";
+    o << "action = " << str(to_string(s.action)) << "\n";
+  }
 
   for (const auto& [name, t] : sc.rt.threads) {
     const thread_setup def{};

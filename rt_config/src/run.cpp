@@ -71,6 +71,21 @@ std::string summary_json(const scenario& sc, const run_outcome& o, const std::st
     j.end_object();
   }
   j.end_array();
+  if (!o.alarms.empty()) {
+    // Every [[alarms]] entry: how often it fired (a stop alarm at most once).
+    j.key("alarms").begin_array();
+    for (const alarm_report& a : o.alarms) {
+      j.begin_object();
+      j.key("name").value(a.name);
+      j.key("variable").value(a.variable);
+      j.key("action").value(to_string(a.action));
+      j.key("count").value(a.count);
+      if (a.count > 0) j.key("first_time_s").value(a.first_time_s);
+      j.key("active_steps").value(a.active_steps);
+      j.end_object();
+    }
+    j.end_array();
+  }
   if (o.iteration.enabled) {
     // Iterative coupling (run.iterations > 1): iterations per macro step, final defects.
     const iteration_stats& it = o.iteration;

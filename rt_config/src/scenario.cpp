@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "alarm_keys.hpp"
 #include "cosim/rt_config/config_reader.hpp"
 #include "cosim/rt_config/driver_wiring.hpp"
 #include "cosim/rt_config/model_registry.hpp"
@@ -333,6 +334,7 @@ scenario read(config_reader& r) {
     read_system_rest(r, sc);
   else if (model->expand)
     sc.system = model->expand(sc);
+  alarm_keys::read(r, sc);  // on the system's columns
   r.check_all_read();
   return sc;
 }
@@ -518,6 +520,8 @@ void fill_plan(const scenario& sc, built_scenario& b) {
   b.limits.energy_residual = sc.safety.energy_residual_limit;
   b.limits.residual_power = sc.safety.residual_power_limit;
   b.limits.grace_ns = sc.rt.watchdog.grace_ns;
+  b.limits.alarms.clear();
+  for (const alarm_config& a : sc.alarms) b.limits.alarms.push_back(a.spec);
 }
 
 std::unique_ptr<built_scenario> build(const scenario& sc) {
@@ -619,6 +623,7 @@ std::string to_json(const scenario& sc) {
   j.key("energy_residual_limit").value(sc.safety.energy_residual_limit);
   j.key("residual_power_limit").value(sc.safety.residual_power_limit);
   j.end_object();
+  alarm_keys::write_json(j, sc.alarms);
   j.end_object();
   return j.str();
 }

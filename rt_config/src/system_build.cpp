@@ -536,8 +536,9 @@ void build_system(const scenario& sc, built_scenario& b) {
   // 7. Recorded columns.
   for (std::size_t i = 0; i < spec.record.size(); ++i) {
     const record_decl& r = spec.record[i];
-    const std::string where = (r.where.empty() ? sc.file : r.where) + ": output.record[" +
-                              std::to_string(i) + "] = \"" + r.ref + "\": ";
+    const std::string where = (r.where.empty() ? sc.file : r.where) + ": " +
+                              (r.key.empty() ? "output.record[" + std::to_string(i) + "]" : r.key) +
+                              " = \"" + r.ref + "\": ";
     try {
       sys.add_probe(r.as.empty() ? r.ref : r.as, r.ref);
     } catch (const error& e) {

@@ -64,6 +64,8 @@ void check_ref(config_reader& r, const std::string& key, const std::string& ref)
     r.fail(key, "must name a port as \"subsystem.port\"");
 }
 
+}  // namespace
+
 std::size_t array_size(config_reader& r, const std::string& key) {
   const toml::node* n = r.table().at_path(key).node();
   if (n == nullptr) return 0;
@@ -73,8 +75,6 @@ std::size_t array_size(config_reader& r, const std::string& key) {
   return a->size();
 }
 
-// Keys of an array element / table other than `allowed` are unknown (check_all_read would
-// report them too, but with the list of what is allowed here).
 void only_keys(config_reader& r, const std::string& key, const std::vector<std::string>& allowed) {
   const toml::node* n = r.table().at_path(key).node();
   if (n == nullptr || !n->is_table()) return;
@@ -86,15 +86,13 @@ void only_keys(config_reader& r, const std::string& key, const std::vector<std::
   }
 }
 
-origin at(config_reader& r, const std::string& key) {
+origin table_origin(config_reader& r, const std::string& key) {
   origin o(r.where(key), key);
   if (const toml::node* n = r.table().at_path(key).node(); n != nullptr && n->is_table())
     for (const auto& [k, v] : *n->as_table())
       o.keys[std::string(k.str())] = r.where(key + "." + std::string(k.str()));
   return o;
 }
-
-}  // namespace
 
 std::vector<std::string> read_system_subsystems(config_reader& r, scenario& sc) {
   const toml::node* root = r.table().at_path("subsystems").node();
@@ -138,7 +136,7 @@ std::vector<std::string> read_system_subsystems(config_reader& r, scenario& sc) 
     const std::string key = "subsystems." + name;
     subsystem_decl d;
     d.name = name;
-    d.at = at(r, key);
+    d.at = table_origin(r, key);
     // `fmu = "PATH"` (relative to the file) instead of `type`: the type "fmu:ABSOLUTE".
     const bool fmu = r.has(key + ".fmu");
     if (fmu == r.has(key + ".type"))
@@ -207,7 +205,7 @@ void read_system_rest(config_reader& r, scenario& sc) {
   for (std::size_t i = 0, n = array_size(r, "initialization"); i < n; ++i) {
     const std::string key = "initialization[" + std::to_string(i) + "]";
     init_decl d;
-    d.at = at(r, key);
+    d.at = table_origin(r, key);
     d.type = r.get_string(key + ".type");
     const init_type* t = find_init_type(d.type);
     if (t == nullptr) {
@@ -233,7 +231,7 @@ void read_system_rest(config_reader& r, scenario& sc) {
   for (std::size_t i = 0, n = array_size(r, "connections"); i < n; ++i) {
     const std::string key = "connections[" + std::to_string(i) + "]";
     connection_decl c;
-    c.at = at(r, key);
+    c.at = table_origin(r, key);
     c.from = r.get_string(key + ".from");
     (void)subsystem_of(key + ".from", c.from);
     c.to = r.get_string(key + ".to");
@@ -258,7 +256,7 @@ void read_system_rest(config_reader& r, scenario& sc) {
   for (std::size_t i = 0, n = array_size(r, "bonds"); i < n; ++i) {
     const std::string key = "bonds[" + std::to_string(i) + "]";
     bond_decl b;
-    b.at = at(r, key);
+    b.at = table_origin(r, key);
     b.name = r.get_string(key + ".name");
     const std::size_t nt = array_size(r, key + ".terms");
     if (nt == 0) r.fail(key + ".terms", "a bond needs at least one {effort, flow} term");
@@ -285,7 +283,7 @@ void read_system_rest(config_reader& r, scenario& sc) {
   for (std::size_t i = 0, n = array_size(r, "sources"); i < n; ++i) {
     const std::string key = "sources[" + std::to_string(i) + "]";
     source_decl src;
-    src.at = at(r, key);
+    src.at = table_origin(r, key);
     src.to = r.get_string(key + ".to");
     (void)subsystem_of(key + ".to", src.to);
     src.signal = r.get_string(key + ".signal");

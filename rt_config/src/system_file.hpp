@@ -12,6 +12,14 @@ namespace cosim::config {
 /// Throws cosim::error (config_value) naming where `key` of `o` is, the key and why.
 [[noreturn]] void fail(const origin& o, const std::string& key, const std::string& why);
 
+/// Elements of the array of tables `key` ([[key]] sections); 0 when absent.
+std::size_t array_size(config_reader& r, const std::string& key);
+/// Keys of table `key` other than `allowed` are refused, listing what is allowed here
+/// (check_all_read would report them too, without the list).
+void only_keys(config_reader& r, const std::string& key, const std::vector<std::string>& allowed);
+/// Where table `key` and each of its keys are.
+origin table_origin(config_reader& r, const std::string& key);
+
 /// Reads [subsystems.NAME] type and parameters into sc.system (in file order) and returns
 /// the names. Step, integrator and multirate keys are read by the scenario reader.
 std::vector<std::string> read_system_subsystems(config_reader& r, scenario& sc);

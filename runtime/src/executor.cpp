@@ -48,6 +48,7 @@ run_status status_of(stop_cause c) noexcept {
     case stop_cause::residual_power:
     case stop_cause::remote_deadline:
     case stop_cause::remote_lost:
+    case stop_cause::alarm:
       return run_status::safety_stop;
     case stop_cause::output_error:
     case stop_cause::error:
@@ -264,6 +265,9 @@ std::string stop_message(const stop_source& s, time_point t) {
     case stop_cause::model_end:
     case stop_cause::model_error:
       return who != nullptr ? who : "";
+    case stop_cause::alarm:
+      return std::string("alarm '") + (who != nullptr ? who : "?") +
+             "' fired at t = " + format_double(to_seconds(t)) + " s";
     case stop_cause::remote_deadline:
       return std::string("remote subsystem '") + (who != nullptr ? who : "?") +
              "' did not answer within dds.timeout";

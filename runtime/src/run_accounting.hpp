@@ -1,14 +1,16 @@
 #pragma once
 // What happens after each macro step, shared by every executor so that all modes
 // produce byte-identical rows and identical stop decisions: assemble the row, check it
-// is finite, apply output thinning and the safety limits, keep the newest unrecorded row
-// so that a stop between output points loses nothing.
+// is finite, apply output thinning, the safety limits and the alarms (alarm.hpp), keep the
+// newest unrecorded row so that a stop between output points loses nothing.
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "cosim/runtime/alarm.hpp"
 #include "cosim/runtime/executor.hpp"
+#include "cosim/runtime/rt_thread.hpp"
 #include "cosim/runtime/stop_source.hpp"
 
 namespace cosim::detail {
@@ -29,22 +31,27 @@ class run_accounting {
         mon_(mon),
         probes_(std::move(probe_values)),
         columns_(columns),
+        alarms_(limits.alarms, columns),
         row_(columns.size(), 0.0),
         last_good_(columns.size(), 0.0) {}
 
   /// Columns after the energy-residual ones (iteration count and defect), read like probes.
   void add_tail(const double* value) { tail_.push_back(value); }
 
-  /// Row of the start-up state at t0. False (non_finite raised in `stop`, naming the column)
-  /// when a value is not finite already there: the run must not step.
+  /// Row of the start-up state at t0. False (non_finite raised in `stop`, naming the column;
+  /// or a stop alarm) when a value is not finite or beyond an alarm's limit already there:
+  /// the run must not step.
   bool start(time_point t0, run_outcome& out, stop_source& stop) noexcept {
     if (!fill(t0)) {
       raise_non_finite(stop);
       return false;
     }
+    const std::size_t alarm = alarms_.start(t0, row_);
     sink_.write(row_);
     ++out.rows;
-    return true;
+    if (alarm == alarm_monitor::none) return true;
+    (void)raise_alarm(alarm, stop);
+    return false;
   }
 
   /// After macro step n (ending at t). Returns false when the run must stop; the cause is
@@ -63,9 +70,12 @@ class run_accounting {
     }
     const bool tripped_energy = mon_.sum_abs_energy() > limits_.energy_residual;
     const bool tripped_power = std::abs(mon_.residual_power()) > limits_.residual_power;
+    const std::size_t alarm =
+        alarms_.empty() ? alarm_monitor::none : alarms_.check(t, plan_.macro_step, row_);
+    const bool tripped_alarm = alarm != alarm_monitor::none;
     const bool record = --until_output_ == 0;
     if (record) until_output_ = plan_.output_every;
-    if (record || tripped_energy || tripped_power || n + 1 == plan_.macro_steps) {
+    if (record || tripped_energy || tripped_power || tripped_alarm || n + 1 == plan_.macro_steps) {
       sink_.write(row_);
       ++out.rows;
       pending_ = false;
@@ -81,6 +91,12 @@ class run_accounting {
       stop.raise(tripped_energy ? stop_cause::energy_residual : stop_cause::residual_power);
       return false;
     }
+    if (tripped_alarm) {
+      (void)raise_alarm(alarm, stop);
+      return false;
+    }
+    // Warn alarms: at most one line per alarm per second of wall-clock time.
+    if (alarms_.log_pending()) alarms_.log_warnings(monotonic_now_ns(), false);
     return true;
   }
 
@@ -94,6 +110,10 @@ class run_accounting {
     out.energy_residual = mon_.sum_abs_energy();
     out.max_residual_power = mon_.max_abs_power();
     out.bonds = mon_.bonds();
+    if (alarms_.empty()) return;
+    alarms_.log_warnings(monotonic_now_ns(), true);
+    out.alarms = alarms_.reports();
+    if (fired_ != alarm_monitor::none) out.message = alarms_.stop_message(fired_);
   }
 
  private:
@@ -115,6 +135,13 @@ class run_accounting {
   void raise_non_finite(stop_source& stop) const noexcept {
     stop.raise(stop_cause::non_finite, 0, columns_[bad_column_].c_str());
   }
+  // True when the alarm became the run's cause (not an earlier one, e.g. the operator's).
+  bool raise_alarm(std::size_t i, stop_source& stop) noexcept {
+    if (!stop.raise(stop_cause::alarm, static_cast<int>(i), limits_.alarms[i].name.c_str()))
+      return false;
+    fired_ = i;
+    return true;
+  }
 
   const run_plan& plan_;
   const safety_limits& limits_;
@@ -123,7 +150,9 @@ class run_accounting {
   std::vector<const double*> probes_;
   std::vector<const double*> tail_;
   const std::vector<std::string>& columns_;
-  std::size_t bad_column_ = 0;  // the first non-finite value of the last fill()
+  alarm_monitor alarms_;
+  std::size_t fired_ = alarm_monitor::none;  // the stop alarm that ended the run
+  std::size_t bad_column_ = 0;               // the first non-finite value of the last fill()
   std::vector<double> row_;
   std::vector<double> last_good_;
   bool pending_ = false;

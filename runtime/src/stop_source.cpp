@@ -34,6 +34,8 @@ const char* to_string(stop_cause c) noexcept {
       return "remote_deadline";
     case stop_cause::remote_lost:
       return "remote_lost";
+    case stop_cause::alarm:
+      return "alarm";
   }
   return "error";
 }

@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "cosim/runtime/executor.hpp"
+
 namespace {
 
 using cosim::stop_cause;
@@ -45,6 +47,8 @@ TEST(StopSource, StopReasonNamesMatchSummaryJson) {
   EXPECT_STREQ(cosim::to_string(stop_cause::non_finite), "non_finite");
   EXPECT_STREQ(cosim::to_string(stop_cause::output_error), "output_error");
   EXPECT_STREQ(cosim::to_string(stop_cause::error), "error");
+  EXPECT_STREQ(cosim::to_string(stop_cause::alarm), "alarm");
+  EXPECT_EQ(cosim::status_of(stop_cause::alarm), cosim::run_status::safety_stop);
 }
 
 TEST(StopSource, LinkedRunSeesUpstreamAndAdoptsItWhenRaisedLater) {

@@ -431,6 +431,46 @@ class devtools {
   int id_ = 0;
 };
 
+TEST(Dashboard, ShowsTheAlarmsLimitsAndHowOftenTheyFired) {
+  temp_dir tmp;
+  // A clock alarm stops the realtime run 1.5 s in; a warn alarm fires at t0 and clears at 0.5.
+  const std::string file = tmp / "alarmed.toml";
+  std::ofstream(file) << slurp(oscillator)
+                      << "\n[[alarms]]\nname = \"clock\"\nvariable = \"t\"\nmax = 1.5\n"
+                         "[[alarms]]\nname = \"early\"\nvariable = \"t\"\nmin = 0.5\n"
+                         "action = \"warn\"\n";
+  std::vector<std::string> args = realtime_run(tmp / "run", "0");
+  args[2] = file;
+  const pid_t pid = spawn(args, tmp / "out.txt", tmp / "err.txt");
+  kill_after guard(pid, 90s);
+  const served s = wait_for_url(pid, tmp / "out.txt");
+  ASSERT_FALSE(s.port.empty()) << slurp(tmp / "out.txt") << slurp(tmp / "err.txt");
+  ws_client ws(s.host, s.port, "/ws");
+  const json_value hello = ws.receive("hello");
+  ASSERT_EQ(hello.k, json_value::kind::object);
+  const auto& alarms = hello.find("alarms")->arr;
+  ASSERT_EQ(alarms.size(), 2U);
+  EXPECT_EQ(alarms[0].find("name")->str, "clock");
+  EXPECT_EQ(alarms[0].find("variable")->str, "t");
+  EXPECT_EQ(alarms[0].find("max")->num, 1.5);
+  EXPECT_EQ(alarms[0].find("min")->k, json_value::kind::null);
+  EXPECT_EQ(alarms[1].find("action")->str, "warn");
+  const json_value end = ws.receive("end");
+  ASSERT_EQ(end.k, json_value::kind::object);
+  EXPECT_EQ(end.find("stop_reason")->str, "alarm");
+  EXPECT_NE(end.find("message")->str.find("alarm 'clock': t = "), std::string::npos);
+  EXPECT_EQ(end.find("exit_code")->num, 1.0);
+  const auto& fired = end.find("alarms")->arr;
+  ASSERT_EQ(fired.size(), 2U);
+  EXPECT_EQ(fired[0].find("count")->num, 1.0);
+  EXPECT_GT(fired[0].find("first_time_s")->num, 1.5);
+  EXPECT_EQ(fired[1].find("count")->num, 1.0);
+  EXPECT_EQ(fired[1].find("first_time_s")->num, 0.0);
+  EXPECT_EQ(wait_exit(pid, 30s), 1);
+  // The page has the alarm table it fills.
+  EXPECT_NE(cosim::cli::dashboard_page().find("id=\"alarms\""), std::string::npos);
+}
+
 TEST(Dashboard, ChromiumSeesValuesUpdateIsRefusedWithoutTheTokenAndStopsTheRunWithIt) {
   const std::string browser = chromium();
   if (browser.empty())
@@ -592,7 +632,7 @@ TEST(Dashboard, RealTimeThreadsAndTheRecordingThreadsHandOverAllocateNothing) {
     cosim::cli::serve_options so;
     so.grace_s = 0.5;
     so.period_ns = 5'000'000;  // many hand-overs in a short run
-    cosim::cli::dashboard dash(so, stop, {"oscillator004", mode, 0.002, 0.6, 1e6, 1e6});
+    cosim::cli::dashboard dash(so, stop, {"oscillator004", mode, 0.002, 0.6, 1e6, 1e6, {}});
     dash.start();
     // A page is connected, so the server serialises and sends while the run goes on.
     const served s{"127.0.0.1", std::to_string(dash.port()), dash.token()};

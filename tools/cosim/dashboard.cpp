@@ -543,6 +543,19 @@ std::string dashboard::impl::hello_json(bool mark_sent) {
   j.key("duration_s").value(info.duration_s);
   j.key("energy_limit_J").value(info.energy_limit_J);  // null when infinite: no limit
   j.key("power_limit_W").value(info.power_limit_W);
+  j.key("alarms").begin_array();
+  for (const alarm_spec& a : info.alarms) {
+    j.begin_object();
+    j.key("name").value(a.name);
+    j.key("variable").value(a.variable);
+    j.key("min").value(a.min);  // null when infinite: no such limit
+    j.key("max").value(a.max);
+    j.key("rate_max").value(a.rate_max);
+    j.key("debounce_s").value(to_seconds(a.debounce));
+    j.key("action").value(to_string(a.action));
+    j.end_object();
+  }
+  j.end_array();
   std::lock_guard lock(info_mutex);
   j.key("columns").begin_array();
   for (const auto& c : columns) j.value(c);
@@ -804,6 +817,16 @@ void dashboard::finish(const run_outcome& o) {
   j.key("energy_residual_J").value(o.energy_residual);
   j.key("max_residual_power_W").value(o.max_residual_power);
   j.key("exit_code").value(config::exit_code(o));
+  j.key("alarms").begin_array();
+  for (const alarm_report& a : o.alarms) {
+    j.begin_object();
+    j.key("name").value(a.name);
+    j.key("action").value(to_string(a.action));
+    j.key("count").value(a.count);
+    if (a.count > 0) j.key("first_time_s").value(a.first_time_s);
+    j.end_object();
+  }
+  j.end_array();
   j.end_object();
   auto msg = std::make_shared<const std::string>(j.str());
   impl* d = impl_.get();

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cosim/runtime/executor.hpp"
 #include "cosim/runtime/stop_source.hpp"
@@ -40,8 +41,9 @@ struct dashboard_info {
   std::string mode;
   double macro_step_s = 0.0;
   double duration_s = 0.0;
-  double energy_limit_J = 0.0;  // infinity: none
-  double power_limit_W = 0.0;   // infinity: none
+  double energy_limit_J = 0.0;     // infinity: none
+  double power_limit_W = 0.0;      // infinity: none
+  std::vector<alarm_spec> alarms;  // [[alarms]]: their limits, and values beside them live
 };
 
 class dashboard {

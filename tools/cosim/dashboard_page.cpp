@@ -46,6 +46,9 @@ canvas{display:block;background:#fff;border:1px solid #eee;margin:4px 0}
  <label>stop token <input id="token" size="34" autocomplete="off" spellcheck="false"></label>
  <button id="stop">Stop run</button> <span id="stop-result"></span>
 </div>
+<section id="alarms-section" hidden><h2>Alarms (value against the limits over each update; rate and debounce are judged by the run at every macro step)</h2>
+<table><thead><tr><th>alarm</th><th>variable</th><th>min</th><th>max</th><th>rate max [/s]</th><th>debounce [s]</th><th>action</th><th>value</th><th>state</th><th>fired</th></tr></thead>
+<tbody id="alarms"></tbody></table></section>
 <section><h2>Energy residual</h2>
 <div class="bar">
  <span><span class="k">&Sigma;|&delta;E|</span> <span class="v" id="energy">–</span> J
@@ -78,6 +81,8 @@ if (params.get("cols") || params.getAll("col").length)
   wanted = new Set((params.get("cols") ? params.get("cols").split(",") : []).concat(params.getAll("col")));
 // series: the residual plots; colSeries[i]: column i's (by index: a column may be named
 // "energy" or "power").
+// alarmCol[k]: column index of alarm k's variable; colLimit[i]: the limit drawn on column i.
+let alarmCol = [], colLimit = [];
 let lastSim = 0, hello = null, series = {}, colSeries = [], threadSeries = [], updates = 0, ended = false, ws = null;
 
 function fmt(v, d) {
@@ -162,6 +167,19 @@ function onHello(m) {
     b.onchange = () => { canvas.parentNode.hidden = !b.checked; };
     colSeries[i] = newSeries();
   });
+  const ab = $("alarms");
+  ab.textContent = ""; alarmCol = []; colLimit = [];
+  $("alarms-section").hidden = !(m.alarms && m.alarms.length);
+  (m.alarms || []).forEach((a, k) => {
+    const tr = document.createElement("tr"); tr.id = "alarm-" + k;
+    for (const v of [a.name, a.variable, fmt(a.min), fmt(a.max), fmt(a.rate_max), fmt(a.debounce_s), a.action, "–", "–", "–"]) {
+      const td = document.createElement("td"); td.textContent = v; tr.appendChild(td);
+    }
+    ab.appendChild(tr);
+    const i = m.columns.indexOf(a.variable);
+    alarmCol[k] = i;
+    if (i > 0 && colLimit[i] === undefined) colLimit[i] = a.max !== null ? a.max : a.min;
+  });
   const tb = $("threads"), tp = $("thread-plots");
   if (m.threads.length) { tb.textContent = ""; tp.textContent = ""; }
   threadSeries = m.threads.map(name => {
@@ -191,6 +209,14 @@ function onData(m) {
     hello.columns.forEach((c, i) => {
       if (i === 0 || !colSeries[i]) return;
       push(colSeries[i], x, m.min[i], m.max[i]);
+    });
+    (hello.alarms || []).forEach((a, k) => {
+      const i = alarmCol[k], tr = $("alarm-" + k);
+      if (i < 0 || !tr) return;
+      const beyond = (a.max !== null && m.max[i] > a.max) || (a.min !== null && m.min[i] < a.min);
+      tr.children[7].textContent = fmt(m.last[i]);
+      tr.children[8].textContent = beyond ? "beyond limit" : "within limits";
+      tr.children[8].className = beyond ? "bad" : "ok";
     });
     const e = hello.columns.indexOf("sum_abs_dE"), p = hello.columns.indexOf("dP");
     if (e >= 0) { push(series.energy, x, m.min[e], m.max[e]); $("energy").textContent = fmt(m.max[e]); }
@@ -241,7 +267,7 @@ function requestDraw() {
     draw($("plot-power"), series.power, hello.power_limit_W, "#c0661b");
     hello.columns.forEach((c, i) => {
       const cv = $("col-" + i);
-      if (i > 0 && cv && !cv.parentNode.hidden) draw(cv, colSeries[i], null, "#1f63b4");
+      if (i > 0 && cv && !cv.parentNode.hidden) draw(cv, colSeries[i], colLimit[i] === undefined ? null : colLimit[i], "#1f63b4");
     });
     threadSeries.forEach(s => {
       if (s.wakeCanvas) draw(s.wakeCanvas, s.wake, null, "#2a8a53");
@@ -261,6 +287,11 @@ function onEnd(m) {
   $("rtf").textContent = m.wall_time_s > 0 ? fmt(m.sim_time_s / m.wall_time_s, 3) : "–";
   $("end-energy").textContent = fmt(m.energy_residual_J, 6);  // as summary.json has them
   $("end-power").textContent = fmt(m.max_residual_power_W, 6);
+  (m.alarms || []).forEach((a, k) => {
+    const tr = $("alarm-" + k); if (!tr) return;
+    tr.children[9].textContent = a.count + (a.count > 0 ? " (first at t = " + fmt(a.first_time_s, 6) + " s)" : "");
+    tr.children[9].className = a.count > 0 ? "bad" : "ok";
+  });
   $("stop").disabled = true;
 }
 

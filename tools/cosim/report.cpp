@@ -526,6 +526,41 @@ std::string make_report(const report_request& req) {
   }
   if (!any_energy) h += "<p>results.csv has no sum_abs_dE or dP column.</p>\n";
 
+  // Alarms: limits from the configuration, how often each fired from the summary; their
+  // min and max are drawn on their column's plot below.
+  std::map<std::string, std::vector<hline>> alarm_lines;
+  const json_value* cfg_alarms = summary.find("config");
+  cfg_alarms = cfg_alarms != nullptr ? cfg_alarms->find("alarms") : nullptr;
+  if (cfg_alarms != nullptr && cfg_alarms->k == jkind::array && !cfg_alarms->arr.empty()) {
+    const json_value* fired = summary.find("alarms");
+    h += "<h2>Alarms</h2>\n<table id=\"alarms\"><tr><th>alarm</th><th>variable</th><th>min</th>"
+         "<th>max</th><th>rate_max [/s]</th><th>debounce [s]</th><th>action</th><th>fired</th>"
+         "<th>first at t [s]</th></tr>";
+    for (std::size_t i = 0; i < cfg_alarms->arr.size(); ++i) {
+      const json_value& a = cfg_alarms->arr[i];
+      const std::string name = string_at(a, "name");
+      const std::string var = string_at(a, "variable");
+      const auto limit = [&](const char* key) {
+        const std::optional<double> v = number_at(a, {key});
+        return v ? num(*v) : std::string("–");
+      };
+      for (const char* key : {"min", "max"})
+        if (const std::optional<double> v = number_at(a, {key}))
+          alarm_lines[var].push_back({*v, "alarm '" + name + "' " + key + " " + num(*v)});
+      const json_value* f = fired != nullptr && fired->k == jkind::array && i < fired->arr.size()
+                                ? &fired->arr[i]
+                                : nullptr;
+      const std::optional<double> count = f != nullptr ? number_at(*f, {"count"}) : std::nullopt;
+      const std::optional<double> first =
+          f != nullptr ? number_at(*f, {"first_time_s"}) : std::nullopt;
+      h += "<tr><td>" + escape(name) + "</td><td>" + escape(var) + "</td><td>" + limit("min") +
+           "</td><td>" + limit("max") + "</td><td>" + limit("rate_max") + "</td><td>" +
+           limit("debounce") + "</td><td>" + escape(string_at(a, "action")) + "</td><td>" +
+           (count ? num(*count) : "–") + "</td><td>" + (first ? num(*first) : "–") + "</td></tr>";
+    }
+    h += "</table>\n";
+  }
+
   // Every recorded column, with the overlay and the difference on the run's times.
   h += "<h2>Recorded columns</h2>\n";
   for (std::size_t c = 1; c < nc; ++c) {
@@ -540,7 +575,9 @@ std::string make_report(const report_request& req) {
                                                              : NAN);
       lines.push_back({&other_t, std::move(oy), "#e60", other_label});
     }
-    h += time_plot("col-" + id_of(name), name, lines, {}, stop_time);
+    const auto lim = alarm_lines.find(name);
+    h += time_plot("col-" + id_of(name), name, lines,
+                   lim != alarm_lines.end() ? lim->second : std::vector<hline>{}, stop_time);
     if (oc >= 0 && !other->rows.empty()) {
       const double lo = other->rows.front()[0], hi = other->rows.back()[0];
       std::vector<double> d(t.size(), NAN);

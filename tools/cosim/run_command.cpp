@@ -159,11 +159,15 @@ int run_main(run_request& req, bool print_system, const std::string& serve_arg, 
   std::unique_ptr<dashboard> dash;
   if (!serve_arg.empty()) {
     const serve_options so = parse_serve(serve_arg, serve_any_arg);
-    dash = std::make_unique<dashboard>(
-        so, operator_stop(),
-        dashboard_info{fs::path(req.scenario).stem().string(), to_string(sc->run.mode),
-                       sc->run.macro_step, sc->run.duration, sc->safety.energy_residual_limit,
-                       sc->safety.residual_power_limit});
+    dashboard_info info{fs::path(req.scenario).stem().string(),
+                        to_string(sc->run.mode),
+                        sc->run.macro_step,
+                        sc->run.duration,
+                        sc->safety.energy_residual_limit,
+                        sc->safety.residual_power_limit,
+                        {}};
+    for (const auto& a : sc->alarms) info.alarms.push_back(a.spec);
+    dash = std::make_unique<dashboard>(so, operator_stop(), std::move(info));
     std::printf("dashboard: %s\n  stop token: %s\n", dash->url().c_str(), dash->token().c_str());
     std::fflush(stdout);
     if (req.also == nullptr) req.also = &dash->rows();

@@ -83,6 +83,12 @@ struct safety_config {
   double residual_power_limit = std::numeric_limits<double>::infinity();   // [W]
 };
 
+/// One [[alarms]] table (alarm.hpp); spec.variable is the results column it watches.
+struct alarm_config {
+  alarm_spec spec;
+  origin at;  // "alarms[i]" and where each of its keys is
+};
+
 /// [threads.<subsystem>], [watchdog] and the real-time keys of [run].
 struct realtime_config {
   std::map<std::string, thread_setup> threads;  // by subsystem name
@@ -102,6 +108,7 @@ struct scenario {
   std::map<std::string, subsystem_config> subsystems;  // by subsystem name
   coupling_config coupling;
   safety_config safety;
+  std::vector<alarm_config> alarms;  // [[alarms]] (alarm_keys.cpp)
   realtime_config rt;
   std::vector<drivers::driver_config> drivers;  // [drivers.<name>] (driver_config.cpp)
   dds_config dds;                               // [dds] (dds_config.cpp)

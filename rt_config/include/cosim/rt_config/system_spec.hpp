@@ -111,6 +111,7 @@ struct record_decl {
   std::string ref;    // "subsystem.variable" (a variable, else an output)
   std::string as;     // column name; empty: ref
   std::string where;  // "file:line:col" of the entry; empty for a preset's (the file then)
+  std::string key;    // the key that asked for it when not [output] record (an alarm's variable)
 };
 
 struct system_spec {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cosim/runtime/alarm.hpp"
 #include "cosim/runtime/energy_monitor.hpp"
 #include "cosim/runtime/scheme.hpp"
 #include "cosim/runtime/stop_source.hpp"
@@ -89,6 +90,7 @@ struct safety_limits {
   std::int64_t grace_ns = 300'000'000;
   abandon_handler abandon = nullptr;
   void* abandon_ctx = nullptr;
+  std::vector<alarm_spec> alarms;  // on results columns, judged after every macro step
 };
 
 enum class run_status { completed, diverged, safety_stop, error };
@@ -131,6 +133,7 @@ struct run_outcome {
   iteration_stats iteration;
   /// Subsystems whose thread was abandoned inside a step (the process then ends).
   std::vector<std::string> abandoned;
+  std::vector<alarm_report> alarms;  // one per safety_limits::alarms entry
 };
 
 /// Receives recorded rows. write() is called on the stepping thread and must not throw.

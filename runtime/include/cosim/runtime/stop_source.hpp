@@ -1,7 +1,7 @@
 #pragma once
 // Why a run stops before its end time, raised by whichever part notices first: the signal
 // handler (operator), a driver (stale input), the realtime watchdog (deadline) or the
-// executor itself (safety limits, non-finite values, output errors). The first cause wins
+// executor itself (safety limits, alarms, non-finite values, output errors). The first cause wins
 // and is never overwritten, so the outcome names what actually ended the run, and no part
 // rewrites another's verdict afterwards.
 //
@@ -34,6 +34,7 @@ enum class stop_cause : int {
   remote_deadline,  // a remote subsystem (host = "dds") did not answer within its timeout;
                     // who = its name
   remote_lost,      // a remote subsystem's worker lost its liveliness (process gone); who = name
+  alarm,            // a stop alarm fired (alarm.hpp); code = its index, who = its name
 };
 
 /// A model that ended the simulation or failed inside a step: that step did not complete, so
