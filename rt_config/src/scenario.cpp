@@ -537,6 +537,7 @@ std::string to_json(const scenario& sc) {
     j.key("sync").value(*sc.run.sync == scheme::sync::slowest_first ? "slowest-first"
                                                                     : "fastest-first");
   iteration_keys::write_json(j, sc.run.iteration);
+  if (sc.rt.require_realtime) j.key("require_realtime").value(true);
   j.end_object();
   for (const auto& [name, cfg] : sc.subsystems) {
     j.key(name).begin_object();

@@ -82,6 +82,7 @@ struct realtime_config {
   bool lock_memory = true;
   bool timing_csv = false;  // write DIR/timing.csv
   bool trace = false;       // write DIR/trace.json (trace-event JSON)
+  bool require_realtime = false;  // refuse to start without SCHED_FIFO, affinity, mlockall
 };
 
 struct scenario {
@@ -141,6 +142,12 @@ std::string system_toml(const scenario& sc);
 
 /// Builds the threaded-executor options of a scenario (per subsystem index of b.sys).
 threaded_options make_threaded_options(const scenario& sc, const built_scenario& b);
+
+/// run.require_realtime = true: locks memory (mlockall, kept) and tries every thread's
+/// SCHED_FIFO priority and CPU on a short-lived thread; throws cosim::error (config_value)
+/// naming what was refused. Called before the results folder is touched. Does nothing
+/// when the key is false.
+void require_realtime(const scenario& sc, const built_scenario& b);
 
 /// Fills plan and limits from the generic sections; run.order names are resolved
 /// against the built system.
