@@ -133,9 +133,7 @@ void require_realtime(const scenario& sc, const built_scenario& b) {
               sc.file + ": run.require_realtime = true, and this process cannot have real time "
                         "(nothing was written):" +
                   text +
-                  "\n  (SCHED_FIFO needs CAP_SYS_NICE or RLIMIT_RTPRIO (ulimit -r) >= the "
-                  "priority; locked memory needs CAP_IPC_LOCK or a large RLIMIT_MEMLOCK "
-                  "(ulimit -l); or set run.require_realtime = false to run degraded)");
+                  "\n  (or set run.require_realtime = false to run degraded)");
 }
 
 threaded_options make_threaded_options(const scenario& sc, const built_scenario& b) {

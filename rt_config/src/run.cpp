@@ -217,7 +217,7 @@ run_report run_scenario(const run_request& req, const stop_source* stop) {
   run_report rep;
   // Everything that can be checked is checked before the results folder is touched.
   rep.sc = load_scenario(req.scenario, req.sets);
-  auto built = build(rep.sc);
+  auto built = build(rep.sc, stop);
   require_realtime(rep.sc, *built);
 
   results_folder folder(req.out_dir);  // exclusive until this run ends

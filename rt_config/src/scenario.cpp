@@ -471,8 +471,9 @@ void fill_plan(const scenario& sc, built_scenario& b) {
   b.limits.residual_power = sc.safety.residual_power_limit;
 }
 
-std::unique_ptr<built_scenario> build(const scenario& sc) {
+std::unique_ptr<built_scenario> build(const scenario& sc, const stop_source* setup_stop) {
   auto b = std::make_unique<built_scenario>();
+  b->setup_stop = setup_stop;
   const model_entry* model = sc.preset ? find_model(sc.model) : nullptr;
   if (sc.preset && !model->expand) {
     model->build(sc, *b);  // transitional: a model not yet expanded into a system_spec

@@ -130,8 +130,12 @@ struct built_scenario {
   run_plan plan;
   safety_limits limits;
   std::vector<std::unique_ptr<signal_source>> sources;
+  /// The operator's stop source while remote subsystems set up (see build()).
+  const stop_source* setup_stop = nullptr;
 };
-std::unique_ptr<built_scenario> build(const scenario& sc);
+/// `setup_stop` (optional, not owned, must outlive the run): remote subsystems (host = "dds"
+/// or "process") stop waiting for their workers when a cause is raised there.
+std::unique_ptr<built_scenario> build(const scenario& sc, const stop_source* setup_stop = nullptr);
 
 /// The resolved configuration as a JSON object (for summary.json).
 std::string to_json(const scenario& sc);
