@@ -21,7 +21,6 @@ void check_seconds(config_reader& r, const std::string& key, double v) {
   if (to_duration(v).count() == 0) r.fail(key, "must be at least 1 ns (it rounds to 0)");
 }
 
-
 /// `endpoint`: an address datagrams go to or must come from (a `to`, a `peers` entry), where
 /// port 0 and the wildcard / broadcast addresses match or reach nothing: every send would
 /// fail, or every datagram be rejected, without a word.

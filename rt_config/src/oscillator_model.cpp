@@ -152,8 +152,7 @@ void read_004(config_reader& r, scenario& sc) {
                       : r.has("model.ar1")  ? "model.ar1"
                       : r.has("model.ar12") ? "model.ar12"
                                             : "model.fr";
-    r.fail(key,
-           std::string(e.what()) + " (model.fr, model.ar12, model.ar1, model.ar2 together)");
+    r.fail(key, std::string(e.what()) + " (model.fr, model.ar12, model.ar1, model.ar2 together)");
   }
 }
 

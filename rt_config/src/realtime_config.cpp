@@ -95,8 +95,10 @@ void read_realtime(config_reader& r, scenario& sc) {
     };
     for (const auto& [name, c] : sc.subsystems) check(name);
     if (!missing.empty())
-      r.fail("run.require_realtime", "needs a SCHED_FIFO priority for every subsystem thread; "
-                                     "not set: " + missing);
+      r.fail("run.require_realtime",
+             "needs a SCHED_FIFO priority for every subsystem thread; "
+             "not set: " +
+                 missing);
   }
 }
 
@@ -130,10 +132,10 @@ void require_realtime(const scenario& sc, const built_scenario& b) {
   std::string text;
   for (const std::string& r : refused) text += "\n  " + r;
   throw error(errc::config_value,
-              sc.file + ": run.require_realtime = true, and this process cannot have real time "
-                        "(nothing was written):" +
-                  text +
-                  "\n  (or set run.require_realtime = false to run degraded)");
+              sc.file +
+                  ": run.require_realtime = true, and this process cannot have real time "
+                  "(nothing was written):" +
+                  text + "\n  (or set run.require_realtime = false to run degraded)");
 }
 
 threaded_options make_threaded_options(const scenario& sc, const built_scenario& b) {

@@ -114,8 +114,8 @@ std::string summary_json(const scenario& sc, const run_outcome& o, const std::st
     // Real time as asked for (run.require_realtime) and as the run's threads got it.
     bool granted = o.memory_locked;
     for (const auto& t : o.threads)
-      granted = granted && t.priority_granted == t.priority_requested &&
-                t.cpu_granted == t.cpu_requested;
+      granted =
+          granted && t.priority_granted == t.priority_requested && t.cpu_granted == t.cpu_requested;
     j.key("realtime").begin_object();
     j.key("required").value(sc.rt.require_realtime);
     j.key("granted").value(granted && o.mode == "realtime");

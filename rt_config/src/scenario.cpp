@@ -236,9 +236,10 @@ scenario read(config_reader& r) {
     const std::string step = "the default run.macro_step = " + format_double(sc.run.macro_step) +
                              " s (it follows " + key + ")";
     if (r.has(key))
-      r.fail(key, "gives " + step + ", longer than run.duration = " +
-                      format_double(sc.run.duration) + " s; set run.macro_step or a longer "
-                                                       "run.duration");
+      r.fail(key, "gives " + step +
+                      ", longer than run.duration = " + format_double(sc.run.duration) +
+                      " s; set run.macro_step or a longer "
+                      "run.duration");
     r.fail("run.duration", "is shorter than " + step + "; set run.macro_step");
   }
   if (sc.run.macro_step > sc.run.duration)

@@ -80,7 +80,8 @@ class run_accounting {
       return false;
     }
     if (tripped_energy || tripped_power) {
-      const stop_cause c = tripped_energy ? stop_cause::energy_residual : stop_cause::residual_power;
+      const stop_cause c =
+          tripped_energy ? stop_cause::energy_residual : stop_cause::residual_power;
       if (stop.raise(c)) {  // its message is written by finish(), off the stepping path
         trip_ = c;
         trip_t_ = t;
@@ -141,8 +142,9 @@ class run_accounting {
     const auto share = [&](const energy_monitor::bond_totals& b) {
       return energy ? b.sum_abs_dE : b.max_abs_dP;
     };
-    const auto top = std::max_element(bonds.begin(), bonds.end(),
-                                      [&](const auto& a, const auto& b) { return share(a) < share(b); });
+    const auto top =
+        std::max_element(bonds.begin(), bonds.end(),
+                         [&](const auto& a, const auto& b) { return share(a) < share(b); });
     if (top != bonds.end())
       m += " (bond '" + top->name + "': " + (energy ? "sum |dE| = " : "max |dP| = ") +
            format_double(share(*top)) + (energy ? " J)" : " W)");

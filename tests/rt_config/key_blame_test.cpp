@@ -53,8 +53,7 @@ TEST(KeyBlame, DriverTimesThatOverflowOrRoundToZeroAreRefused) {
 
 TEST(KeyBlame, FrTooLargeForTheDurationBlamesModelFrNotTheDerivedMacroStep) {
   // H defaults to FR / 100 s (004): FR = 2000 gives H = 20 s > 10 s.
-  const std::string msg =
-      error_of("oscillator004.toml", {"run.duration=10", "model.fr=2000"});
+  const std::string msg = error_of("oscillator004.toml", {"run.duration=10", "model.fr=2000"});
   expect_blames(msg, "model.fr",
                 "gives the default run.macro_step = 20 s (it follows model.fr), longer than "
                 "run.duration = 10 s");
@@ -79,8 +78,8 @@ TEST(KeyBlame, ZetaThatGivesAnInfiniteDamperBlamesModelZeta) {
 }
 
 TEST(KeyBlame, OutputIntervalBelowOneNanosecondOrHugeBlamesTheKey) {
-  expect_blames(error_of("crane_m1_fs.toml", {"run.output_interval=1e-300"}),
-                "run.output_interval", "must be 0 (every macro step) or at least run.macro_step");
+  expect_blames(error_of("crane_m1_fs.toml", {"run.output_interval=1e-300"}), "run.output_interval",
+                "must be 0 (every macro step) or at least run.macro_step");
   expect_blames(error_of("crane_m1_fs.toml", {"run.output_interval=1e10"}), "run.output_interval",
                 "must be at most");
 }

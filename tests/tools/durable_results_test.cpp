@@ -49,7 +49,8 @@ std::vector<std::string> sync_events(const std::string& trace) {
   std::vector<std::string> events;
   const std::regex open_re(R"re(openat\(AT_FDCWD, "([^"]*)",.*\) = (\d+))re");
   const std::regex fsync_re(R"re((?:fsync|fdatasync)\((\d+)\) += 0)re");
-  const std::regex rename_re(R"re(rename(?:at2?)?\((?:AT_FDCWD, )?"([^"]*)", (?:AT_FDCWD, )?"([^"]*)".*\) = 0)re");
+  const std::regex rename_re(
+      R"re(rename(?:at2?)?\((?:AT_FDCWD, )?"([^"]*)", (?:AT_FDCWD, )?"([^"]*)".*\) = 0)re");
   for (std::string line; std::getline(in, line);) {
     std::smatch m;
     if (std::regex_search(line, m, open_re))
@@ -72,12 +73,27 @@ TEST(DurableResults, DataIsSyncedBeforeTheSummaryAndTheFolderAfterItsRename) {
   ASSERT_FALSE(strace.empty()) << "strace is needed (tools/scripts/install_deps.sh installs it)";
   temp_dir tmp;
   const std::string out = tmp / "out";
-  const int code =
-      run(tmp, {strace, "-f", "-o", tmp / "trace.txt", "-e",
-                "trace=fsync,fdatasync,rename,renameat,renameat2,openat", exe, "run", crane,
-                "--set", "run.mode=threaded", "--set", "run.lock_memory=false", "--set",
-                "run.timing_csv=true", "--set", "run.trace=true", "--set", "run.duration=0.5",
-                "--out", out});
+  const int code = run(tmp, {strace,
+                             "-f",
+                             "-o",
+                             tmp / "trace.txt",
+                             "-e",
+                             "trace=fsync,fdatasync,rename,renameat,renameat2,openat",
+                             exe,
+                             "run",
+                             crane,
+                             "--set",
+                             "run.mode=threaded",
+                             "--set",
+                             "run.lock_memory=false",
+                             "--set",
+                             "run.timing_csv=true",
+                             "--set",
+                             "run.trace=true",
+                             "--set",
+                             "run.duration=0.5",
+                             "--out",
+                             out});
   ASSERT_EQ(code, 0) << proc::slurp(tmp / "r.err");
   const std::vector<std::string> ev = sync_events(proc::slurp(tmp / "trace.txt"));
   std::string all;
@@ -178,15 +194,13 @@ TEST(DurableResults, AFailedStartAnswersSignalsAndLeavesTheEarlierRunAsItWas) {
     ASSERT_EQ(run(tmp, {exe, "run", system, "--set", "run.duration=0.1", "--out", out}), 0);
     const std::string rows = proc::slurp(out + "/results.csv");
     const std::string summary = proc::slurp(out + "/summary.json");
-    const pid_t pid = proc::spawn(
-        {exe, "run", system, "--set", "subsystems.hyd.host=dds", "--set",
-         "dds.partition=cosim-nobody-" + std::to_string(::getpid()), "--set",
-         "dds.discovery_timeout=600", "--out", out},
-        tmp / "m.out", tmp / "m.err");
+    const pid_t pid = proc::spawn({exe, "run", system, "--set", "subsystems.hyd.host=dds", "--set",
+                                   "dds.partition=cosim-nobody-" + std::to_string(::getpid()),
+                                   "--set", "dds.discovery_timeout=600", "--out", out},
+                                  tmp / "m.out", tmp / "m.err");
     // The master is waiting once it holds the folder's lock file it wrote its pid into.
     ASSERT_TRUE(proc::wait_for(
-        pid, [&] { return proc::slurp(out + "/.cosim.lock") == std::to_string(pid) + "\n"; },
-        60s));
+        pid, [&] { return proc::slurp(out + "/.cosim.lock") == std::to_string(pid) + "\n"; }, 60s));
     std::this_thread::sleep_for(300ms);
     ::kill(pid, sig);
     EXPECT_EQ(proc::wait_exit(pid, 30s), 2) << proc::slurp(tmp / "m.err");
@@ -205,9 +219,21 @@ TEST(DurableResults, AFailedStartAnswersSignalsAndLeavesTheEarlierRunAsItWas) {
 TEST(DurableResults, SweepWithoutReferenceDoesNotKeepTheRowsInMemory) {
   temp_dir tmp;
   const std::string out = tmp / "sweep";
-  const std::vector<std::string> args{
-      exe,   "sweep", crane,   "--key", "run.output_interval", "--values", "0.001", "--set",
-      "model.manoeuvre=hold", "--set", "run.duration=600", "--jobs", "1", "--out", out};
+  const std::vector<std::string> args{exe,
+                                      "sweep",
+                                      crane,
+                                      "--key",
+                                      "run.output_interval",
+                                      "--values",
+                                      "0.001",
+                                      "--set",
+                                      "model.manoeuvre=hold",
+                                      "--set",
+                                      "run.duration=600",
+                                      "--jobs",
+                                      "1",
+                                      "--out",
+                                      out};
   const pid_t pid = proc::spawn(args, tmp / "s.out", tmp / "s.err");
   int status = 0;
   rusage usage{};

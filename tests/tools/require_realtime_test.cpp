@@ -83,12 +83,18 @@ TEST(RequireRealtime, RefusedWithoutPrivilegesBeforeTheResultsFolderIsTouched) {
 
 TEST(RequireRealtime, SchedulingKeysMustBeSetForEverySubsystemThread) {
   temp_dir tmp;
-  std::vector<std::string> run{exe,   "run", crane, "--set", "run.mode=realtime", "--set",
-                               "run.require_realtime=true", "--out", tmp / "out"};
+  std::vector<std::string> run{exe,
+                               "run",
+                               crane,
+                               "--set",
+                               "run.mode=realtime",
+                               "--set",
+                               "run.require_realtime=true",
+                               "--out",
+                               tmp / "out"};
   EXPECT_EQ(proc::wait_exit(proc::spawn(run, tmp / "o", tmp / "e"), 60s), 2);
   const std::string err = proc::slurp(tmp / "e");
-  EXPECT_NE(err.find("threads.hydraulics.priority, threads.multibody.priority"),
-            std::string::npos)
+  EXPECT_NE(err.find("threads.hydraulics.priority, threads.multibody.priority"), std::string::npos)
       << err;
   EXPECT_FALSE(fs::exists(tmp / "out"));
   run[4] = "run.mode=threaded";

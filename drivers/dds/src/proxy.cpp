@@ -102,8 +102,7 @@ class remote_proxy final : public subsystem {
                                        " before it answered (its output is above, lines "
                                        "prefixed [worker " +
                                        name() + "])");
-      if (setup_stopped())
-        throw error(errc::runtime, interrupted_text("waiting for its worker"));
+      if (setup_stopped()) throw error(errc::runtime, interrupted_text("waiting for its worker"));
       if (dds_time() >= until) return false;
     }
   }
@@ -343,7 +342,7 @@ class remote_proxy final : public subsystem {
   std::array<std::uint64_t, 4> repeated_{};  // the last commands sent more than once
   std::size_t n_repeated_ = 0;
   stop_source* stop_ = nullptr;
-  bool setting_up_ = true;   // from initialize until start returned: setup_stop is watched
+  bool setting_up_ = true;    // from initialize until start returned: setup_stop is watched
   bool interrupted_ = false;  // a setup exchange ended by setup_stop
   bool failed_ = false;
   stop_cause failure_ = stop_cause::none;

@@ -80,8 +80,8 @@ struct realtime_config {
   watchdog_setup watchdog;
   std::size_t ring_capacity = 16;
   bool lock_memory = true;
-  bool timing_csv = false;  // write DIR/timing.csv
-  bool trace = false;       // write DIR/trace.json (trace-event JSON)
+  bool timing_csv = false;        // write DIR/timing.csv
+  bool trace = false;             // write DIR/trace.json (trace-event JSON)
   bool require_realtime = false;  // refuse to start without SCHED_FIFO, affinity, mlockall
 };
 
