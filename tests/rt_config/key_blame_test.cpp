@@ -58,9 +58,10 @@ TEST(KeyBlame, FrTooLargeForTheDurationBlamesModelFrNotTheDerivedMacroStep) {
                 "gives the default run.macro_step = 20 s (it follows model.fr), longer than "
                 "run.duration = 10 s");
   EXPECT_EQ(msg.find("run.macro_step = <missing>"), std::string::npos) << msg;
-  // Without model.fr given, the duration is the key at fault (default FR = 30: H = 0.3 s).
-  expect_blames(error_of("oscillator004.toml", {"run.duration=0.1"}), "run.duration",
-                "is shorter than the default run.macro_step = 0.3 s");
+  // The file's own model.fr = 30 (H = 0.3 s) against a shorter run: named at its line.
+  const std::string file_fr = error_of("oscillator004.toml", {"run.duration=0.1"});
+  expect_blames(file_fr, "model.fr", "gives the default run.macro_step = 0.3 s");
+  EXPECT_NE(file_fr.find("oscillator004.toml:"), std::string::npos) << file_fr;
 }
 
 TEST(KeyBlame, FrThatBreaksTheSpringsBlamesModelFr) {
