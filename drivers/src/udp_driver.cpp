@@ -111,6 +111,11 @@ udp_input_driver::udp_input_driver(driver_config cfg) : udp_driver(std::move(cfg
                         ".peers: an input driver needs an allowlist of sender addresses, e.g. "
                         "peers = [\"127.0.0.1:5601\"]");
   for (const auto& p : cfg_.peers) peers_.push_back(parse_or_fail(p, base + ".peers"));
+  stale_text_ = "no fresh input from driver '" + cfg_.name + "' within " + base +
+                ".stop_after = " + format_double(cfg_.stop_after) + " s";
+  silent_text_ = "no datagram at all from driver '" + cfg_.name + "' within " +
+                 format_double(std::max(cfg_.startup_timeout, cfg_.stop_after)) + " s (" + base +
+                 ".startup_timeout, at least its stop_after)";
   trackers_.resize(peers_.size());
   run_of_old_.assign(peers_.size(), 0);
   for (std::size_t i = 0; i < cfg_.channels.size(); ++i) {
@@ -212,7 +217,9 @@ void udp_input_driver::do_update_outputs(time_point /*t*/) noexcept {
   }
   if (age > stop_limit && !stale_stop_.load(std::memory_order_relaxed)) {
     stale_stop_.store(true, std::memory_order_relaxed);
-    if (stop_ != nullptr) stop_->raise(stop_cause::stale_input, 0, name().c_str());
+    if (stop_ != nullptr)
+      stop_->raise(stop_cause::stale_input, stale_input_message,
+                   version_ == 0 ? silent_text_.c_str() : stale_text_.c_str());
   }
   // Stale: the last value is held (current_ is unchanged).
   for (std::size_t i = 0; i < cfg_.channels.size(); ++i) set_output(i, current_.v[i]);

@@ -26,6 +26,8 @@ void read_seconds(config_reader& r, const std::string& key, double& out) {
   if (auto v = r.opt_double(key)) {
     check_positive(r, key, *v);
     if (*v > 3600.0) r.fail(key, "must be at most 3600 s");
+    // Waits are counted in whole nanoseconds: 0 would mean "no wait at all".
+    if (to_duration(*v).count() == 0) r.fail(key, "must be at least 1 ns (it rounds to 0)");
     out = *v;
   }
 }

@@ -108,6 +108,9 @@ std::vector<key_doc> documented_keys() {
       {"run.ring_capacity",
        "coupling ring slots per connection, a power of two from 4 to 65536 (default 16)"},
       {"run.lock_memory", "mlockall before the threads start (default true)"},
+      {"run.require_realtime",
+       "true: refuse to start (exit 2, nothing written) unless SCHED_FIFO at every thread's "
+       "priority, its CPU and locked memory are granted (realtime mode; default false)"},
       {"run.timing_csv",
        "true: write DIR/timing.csv with each thread's wake-up latency and step time per step"},
       {"run.trace", "true: write DIR/trace.json, each thread's steps for ui.perfetto.dev"},

@@ -13,6 +13,14 @@ namespace cosim::config {
 
 namespace {
 
+// A driver's time limit: counted in whole nanoseconds (64 bits) on its I/O path, so it must
+// neither round to 0 (every datagram late) nor overflow (the limit silently gone).
+void check_seconds(config_reader& r, const std::string& key, double v) {
+  check_positive(r, key, v);
+  if (v > 1e9) r.fail(key, "must be at most 1e9 s");
+  if (to_duration(v).count() == 0) r.fail(key, "must be at least 1 ns (it rounds to 0)");
+}
+
 /// `endpoint`: an address datagrams go to or must come from (a `to`, a `peers` entry), where
 /// port 0 and the wildcard / broadcast addresses match or reach nothing: every send would
 /// fail, or every datagram be rejected, without a word.
@@ -128,16 +136,16 @@ void read_drivers(config_reader& r, scenario& sc) {
         }
       }
       if (auto v = r.opt_double(base + ".stale_after")) {
-        check_positive(r, base + ".stale_after", *v);
+        check_seconds(r, base + ".stale_after", *v);
         d.stale_after = *v;
       }
       if (auto v = r.opt_double(base + ".stop_after")) {
-        check_positive(r, base + ".stop_after", *v);
+        check_seconds(r, base + ".stop_after", *v);
         d.stop_after = *v;
       }
       if (d.stop_after < d.stale_after) r.fail(base + ".stop_after", "must be >= stale_after");
       if (auto v = r.opt_double(base + ".startup_timeout")) {
-        check_positive(r, base + ".startup_timeout", *v);
+        check_seconds(r, base + ".startup_timeout", *v);
         d.startup_timeout = *v;
       }
     } else {

@@ -142,12 +142,17 @@ void read_004(config_reader& r, scenario& sc) {
   }
   read_param(r, sc, "m1", d.m1, true);
   try {
-    (void)osc::derive004(params004_from(sc));
+    const osc::physical004 q = osc::derive004(params004_from(sc));
+    // 004 Eq. (9): a finite zeta can still give an infinite damping coefficient.
+    if (!std::isfinite(q.c1) || !std::isfinite(q.c3))
+      r.fail("model.zeta", "gives a non-finite damping coefficient c = 2 zeta m w (004 Eq. (9))");
   } catch (const std::invalid_argument& e) {
-    const char* key = r.has("model.ar2")   ? "model.ar2"
-                      : r.has("model.ar1") ? "model.ar1"
-                                           : "model.ar12";
-    r.fail(key, std::string(e.what()) + " (model.ar12, model.ar1, model.ar2 together)");
+    // The springs follow from FR and the amplitude ratios together: the one given is named.
+    const char* key = r.has("model.ar2")    ? "model.ar2"
+                      : r.has("model.ar1")  ? "model.ar1"
+                      : r.has("model.ar12") ? "model.ar12"
+                                            : "model.fr";
+    r.fail(key, std::string(e.what()) + " (model.fr, model.ar12, model.ar1, model.ar2 together)");
   }
 }
 
@@ -381,6 +386,7 @@ model_entry oscillator004_model_entry() {
     if (sc.run.fast_step) return 1.0 / steps_per_cycle004;
     return sc.param("fr") / steps_per_cycle004;  // h2 = FR / (100 f1), f1 = 1 Hz
   };
+  m.default_macro_step_key = "model.fr";
   m.fast_step_subsystems = [](const scenario& sc) {
     // H = h1; mass2 keeps h2 = FR h1 on its own grid (004 Sect. 3.2).
     const double h2 = sc.param("fr") / steps_per_cycle004;

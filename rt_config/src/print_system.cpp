@@ -159,6 +159,7 @@ std::string system_toml(const scenario& sc) {
   if (sc.rt.ring_capacity != realtime_config{}.ring_capacity)
     o << "ring_capacity = " << sc.rt.ring_capacity << "\n";
   if (!sc.rt.lock_memory) o << "lock_memory = false\n";
+  if (sc.rt.require_realtime) o << "require_realtime = true\n";
   if (sc.rt.timing_csv) o << "timing_csv = true\n";
   if (sc.rt.trace) o << "trace = true\n";
 

@@ -17,34 +17,61 @@ namespace cosim::config {
 
 namespace {
 
-/// Tells the executor that the run has started (its results are about to be written):
-/// the moment the earlier run's files may be replaced. Passes every row on to the file and
-/// to run_request::also.
+/// Starts the run in the results folder at its first row: only then are the earlier run's
+/// files replaced (results.csv truncated, summary.json removed). A start that fails before
+/// (a model's initialisation, a remote worker that never appears, a signal meanwhile) leaves
+/// them as they were. Passes every row on to the file and to run_request::also.
 class starting_sink final : public row_sink {
  public:
-  starting_sink(row_sink& inner, results_folder& folder, row_sink* also)
-      : inner_(inner), folder_(folder), also_(also) {}
+  starting_sink(csv_writer& file, results_folder& folder, row_sink* also)
+      : file_(file), folder_(folder), also_(also) {}
   void begin(std::span<const std::string> columns) override {
-    folder_.start_run();
-    inner_.begin(columns);
+    file_.prepare(columns);  // bad columns end the run here, before anything is touched
     if (also_ != nullptr) also_->begin(columns);
   }
   void write(std::span<const double> row) noexcept override {
-    inner_.write(row);
+    if (!started_ && !start()) return;
+    file_.write(row);
     if (also_ != nullptr) also_->write(row);
   }
   void end() override {
-    inner_.end();
+    if (started_) file_.end();
     if (also_ != nullptr) also_->end();
   }
   [[nodiscard]] bool failed() const noexcept override {
-    return inner_.failed() || (also_ != nullptr && also_->failed());
+    return start_failed_ || file_.failed() || (also_ != nullptr && also_->failed());
+  }
+  /// A run that ended without a row (stopped at t0) still replaces the earlier one: its
+  /// results.csv holds the header. Throws what start() could not do.
+  void finish_unstarted() {
+    if (!started_ && !start_failed_ && start()) file_.end();
+    COSIM_INPUT_CHECK(!start_failed_, errc::io, start_error_);
   }
 
  private:
-  row_sink& inner_;
+  // On the recording thread, at the first row (not a subsystem thread).
+  bool start() noexcept {
+    try {
+      folder_.start_run();
+      file_.open();
+      started_ = true;
+    } catch (const std::exception& e) {
+      start_failed_ = true;
+      try {
+        start_error_ = e.what();
+      } catch (...) {
+        // Out of memory while keeping the message: the run still stops (output_error).
+      }
+    }
+    return started_;
+  }
+
+  csv_writer& file_;
   results_folder& folder_;
   row_sink* also_;
+  bool started_ = false;
+  bool start_failed_ = false;
+  std::string start_error_;
 };
 
 std::string summary_json(const scenario& sc, const run_outcome& o, const std::string& results_csv,
@@ -108,6 +135,15 @@ std::string summary_json(const scenario& sc, const run_outcome& o, const std::st
   j.key("mode").value(o.mode);
   if (o.mode != "offline") {
     j.key("memory_locked").value(o.memory_locked);
+    // Real time as asked for (run.require_realtime) and as the run's threads got it.
+    bool granted = o.memory_locked;
+    for (const auto& t : o.threads)
+      granted =
+          granted && t.priority_granted == t.priority_requested && t.cpu_granted == t.cpu_requested;
+    j.key("realtime").begin_object();
+    j.key("required").value(sc.rt.require_realtime);
+    j.key("granted").value(granted && o.mode == "realtime");
+    j.end_object();
     j.key("deadline_misses").value(o.deadline_misses);
     j.key("ring_drops").value(static_cast<std::int64_t>(o.ring_drops));
     j.key("threads").begin_array();
@@ -238,7 +274,8 @@ run_report run_scenario(const run_request& req, const stop_source* stop) {
   run_report rep;
   // Everything that can be checked is checked before the results folder is touched.
   rep.sc = load_scenario(req.scenario, req.sets);
-  auto built = build(rep.sc);
+  auto built = build(rep.sc, stop);
+  require_realtime(rep.sc, *built);
 
   results_folder folder(req.out_dir);  // exclusive until this run ends
   rep.results_csv = folder.file("results.csv").string();
@@ -263,12 +300,18 @@ run_report run_scenario(const run_request& req, const stop_source* stop) {
     // Through the runtime log, so --log-level / --quiet apply (summary.json keeps them).
     for (const auto& w : rep.outcome.warnings) spdlog::warn("{}", w);
   }
+  sink.finish_unstarted();
   // A run whose results could not be stored (full disk, file size limit) is not a finished
   // run: no summary.json marks it; the message says where it stopped and why.
   COSIM_INPUT_CHECK(!writer.failed(), errc::io,
                     writer.failure() +
                         "; the run stopped at t = " + format_double(rep.outcome.stop_time_s) +
                         " s; rows written before the failure are kept, no summary.json");
+  // "summary.json exists" must imply "the data is complete", after a power cut too: the data
+  // is durable first (results.csv synced by the writer's end()), then the summary (its
+  // temporary synced, renamed, the folder synced).
+  if (rep.sc.rt.timing_csv) folder.sync("timing.csv");
+  if (rep.sc.rt.trace) folder.sync("trace.json");
   folder.write_atomically("summary.json",
                           summary_json(rep.sc, rep.outcome, rep.results_csv, built->sys));
   return rep;

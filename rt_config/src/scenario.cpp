@@ -239,6 +239,19 @@ scenario read(config_reader& r) {
     sc.run.macro_step = r.get_double("run.macro_step");
   }
   check_positive(r, "run.macro_step", sc.run.macro_step);
+  if (sc.run.macro_step > sc.run.duration && !r.has("run.macro_step") && model != nullptr &&
+      !model->default_macro_step_key.empty()) {
+    // The default follows a model key: name the key the user gave (or the duration).
+    const std::string& key = model->default_macro_step_key;
+    const std::string step = "the default run.macro_step = " + format_double(sc.run.macro_step) +
+                             " s (it follows " + key + ")";
+    if (r.has(key))
+      r.fail(key, "gives " + step +
+                      ", longer than run.duration = " + format_double(sc.run.duration) +
+                      " s; set run.macro_step or a longer "
+                      "run.duration");
+    r.fail("run.duration", "is shorter than " + step + "; set run.macro_step");
+  }
   if (sc.run.macro_step > sc.run.duration)
     r.fail("run.macro_step", "is longer than run.duration = " + format_double(sc.run.duration) +
                                  " s; a run needs at least one whole macro step (allowed: 1 ns "
@@ -263,7 +276,11 @@ scenario read(config_reader& r) {
   }
   if (auto oi = r.opt_double("run.output_interval")) {
     if (!(*oi >= 0.0) || !std::isfinite(*oi)) r.fail("run.output_interval", "must be >= 0");
+    if (*oi > max_run_seconds)
+      r.fail("run.output_interval", "must be at most " + format_double(max_run_seconds) + " s");
     const auto on = to_duration(*oi).count();
+    if (*oi > 0.0 && on == 0)
+      r.fail("run.output_interval", "must be 0 (every macro step) or at least run.macro_step");
     const auto Hn = to_duration(sc.run.macro_step).count();
     if (on != 0 && (on < Hn || on % Hn != 0))
       r.fail("run.output_interval", "must be a whole multiple of run.macro_step");
@@ -524,8 +541,9 @@ void fill_plan(const scenario& sc, built_scenario& b) {
   for (const alarm_config& a : sc.alarms) b.limits.alarms.push_back(a.spec);
 }
 
-std::unique_ptr<built_scenario> build(const scenario& sc) {
+std::unique_ptr<built_scenario> build(const scenario& sc, const stop_source* setup_stop) {
   auto b = std::make_unique<built_scenario>();
+  b->setup_stop = setup_stop;
   const model_entry* model = sc.preset ? find_model(sc.model) : nullptr;
   if (sc.preset && !model->expand) {
     model->build(sc, *b);  // transitional: a model not yet expanded into a system_spec
@@ -590,6 +608,7 @@ std::string to_json(const scenario& sc) {
     j.key("sync").value(*sc.run.sync == scheme::sync::slowest_first ? "slowest-first"
                                                                     : "fastest-first");
   iteration_keys::write_json(j, sc.run.iteration);
+  if (sc.rt.require_realtime) j.key("require_realtime").value(true);
   j.end_object();
   for (const auto& [name, cfg] : sc.subsystems) {
     j.key(name).begin_object();

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <utility>
 
 #include "cosim/runtime/errno_text.hpp"
 #include "cosim/runtime/error.hpp"
@@ -221,8 +222,7 @@ std::int64_t csv_writer::flush_for_crash() noexcept {
   return rows;
 }
 
-void csv_writer::begin(std::span<const std::string> columns) {
-  // Checked before the file is touched.
+void csv_writer::prepare(std::span<const std::string> columns) {
   std::string header;
   for (std::size_t i = 0; i < columns.size(); ++i) {
     const std::string& c = columns[i];
@@ -237,9 +237,6 @@ void csv_writer::begin(std::span<const std::string> columns) {
     header.append(csv_header_field(c));
   }
   header += '\n';
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  COSIM_INPUT_CHECK(fd_ >= 0, errc::io,
-                    "cannot open " + path_ + " for writing: " + errno_text(errno));
   // The longest shortest-round-trip double is 24 characters ("-2.2250738585072014e-308"),
   // plus its separator; a row of any width therefore fits.
   line_max_ = columns.size() * (max_number_chars + 1) + 2;
@@ -247,11 +244,25 @@ void csv_writer::begin(std::span<const std::string> columns) {
   std::memcpy(buf_.data(), header.data(), header.size());
   used_ = header.size();
   committed_.store(used_, std::memory_order_release);
+}
+
+void csv_writer::open() {
+  // O_NOFOLLOW: a results.csv that is a symbolic link is refused, its target untouched.
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  COSIM_INPUT_CHECK(fd_ >= 0, errc::io,
+                    "cannot open " + path_ + " for writing: " +
+                        (errno == ELOOP ? std::string("it is a symbolic link (not followed)")
+                                        : errno_text(errno)));
   errno = 0;
   if (!flush_buffer()) fail();
   install_handlers();
   csv_writer* none = nullptr;
   g_active.compare_exchange_strong(none, this);
+}
+
+void csv_writer::begin(std::span<const std::string> columns) {
+  prepare(columns);  // checked before the file is touched
+  open();
 }
 
 void csv_writer::write(std::span<const double> row) noexcept {
@@ -299,6 +310,11 @@ void csv_writer::end() {
   g_active.compare_exchange_strong(self, nullptr);
   errno = 0;
   if (!failed_ && !flush_buffer()) fail();
+  // Durable before anything that says the run finished (summary.json) is written. EINVAL:
+  // a file that cannot be synced (a pipe, /dev/null) has nothing to make durable.
+  if (!failed_ && ::fsync(fd_) != 0 && errno != EINVAL) fail();
+  const int fd = std::exchange(fd_, -1);
+  if (::close(fd) != 0 && !failed_ && errno != EINTR) fail();
 }
 
 }  // namespace cosim

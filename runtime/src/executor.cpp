@@ -260,6 +260,7 @@ std::string stop_message(const stop_source& s, time_point t) {
              (sig != nullptr ? std::string(" (SIG") + sig + ")" : "");
     }
     case stop_cause::stale_input:
+      if (who != nullptr && s.code() == stale_input_message) return who;
       return std::string("no fresh input from driver '") + (who != nullptr ? who : "?") +
              "' within its stop_after";
     case stop_cause::model_end:

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "cosim/runtime/alarm.hpp"
+#include "cosim/runtime/energy_monitor.hpp"
 #include "cosim/runtime/executor.hpp"
+#include "cosim/runtime/json_writer.hpp"
 #include "cosim/runtime/rt_thread.hpp"
 #include "cosim/runtime/stop_source.hpp"
 
@@ -88,7 +90,13 @@ class run_accounting {
       return false;
     }
     if (tripped_energy || tripped_power) {
-      stop.raise(tripped_energy ? stop_cause::energy_residual : stop_cause::residual_power);
+      const stop_cause c =
+          tripped_energy ? stop_cause::energy_residual : stop_cause::residual_power;
+      if (stop.raise(c)) {  // its message is written by finish(), off the stepping path
+        trip_ = c;
+        trip_t_ = t;
+        trip_value_ = tripped_energy ? mon_.sum_abs_energy() : mon_.residual_power();
+      }
       return false;
     }
     if (tripped_alarm) {
@@ -110,6 +118,13 @@ class run_accounting {
     out.energy_residual = mon_.sum_abs_energy();
     out.max_residual_power = mon_.max_abs_power();
     out.bonds = mon_.bonds();
+    if (trip_ != stop_cause::none && out.message.empty()) {
+      try {
+        out.message = trip_message();
+      } catch (...) {
+        // Out of memory: the stop reason alone still says what stopped the run.
+      }
+    }
     if (alarms_.empty()) return;
     alarms_.log_warnings(monotonic_now_ns(), true);
     out.alarms = alarms_.reports();
@@ -132,6 +147,30 @@ class run_accounting {
       }
     return true;
   }
+  /// The safety limit that stopped the run: value, limit and time, and the bond with the
+  /// largest share of the residual (sum |dE| or max |dP|).
+  [[nodiscard]] std::string trip_message() const {
+    const bool energy = trip_ == stop_cause::energy_residual;
+    std::string m = energy ? "energy residual sum |dE| = " + format_double(trip_value_) +
+                                 " J exceeded safety.energy_residual_limit = " +
+                                 format_double(limits_.energy_residual) + " J"
+                           : "residual power |dP| = " + format_double(std::abs(trip_value_)) +
+                                 " W exceeded safety.residual_power_limit = " +
+                                 format_double(limits_.residual_power) + " W";
+    m += " at t = " + format_double(to_seconds(trip_t_)) + " s";
+    const auto& bonds = mon_.bonds();
+    const auto share = [&](const energy_monitor::bond_totals& b) {
+      return energy ? b.sum_abs_dE : b.max_abs_dP;
+    };
+    const auto top =
+        std::max_element(bonds.begin(), bonds.end(),
+                         [&](const auto& a, const auto& b) { return share(a) < share(b); });
+    if (top != bonds.end())
+      m += " (bond '" + top->name + "': " + (energy ? "sum |dE| = " : "max |dP| = ") +
+           format_double(share(*top)) + (energy ? " J)" : " W)");
+    return m;
+  }
+
   void raise_non_finite(stop_source& stop) const noexcept {
     stop.raise(stop_cause::non_finite, 0, columns_[bad_column_].c_str());
   }
@@ -157,6 +196,9 @@ class run_accounting {
   std::vector<double> last_good_;
   bool pending_ = false;
   std::int64_t until_output_ = plan_.output_every;  // macro steps to the next recorded row
+  stop_cause trip_ = stop_cause::none;  // the safety limit that stopped the run, if it did
+  time_point trip_t_{};
+  double trip_value_ = 0.0;
 };
 
 }  // namespace cosim::detail

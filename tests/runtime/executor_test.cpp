@@ -3,6 +3,7 @@
 // output thinning, divergence handling, the energy monitor (000 Eqs. (29)-(33),
 // 002 Eqs. (5)-(11)), safety limits and plan validation.
 #include "cosim/runtime/executor.hpp"
+#include "cosim/runtime/json_writer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -584,6 +585,14 @@ TEST(Executor, EnergyResidualLimitTripsSafetyStop) {
   EXPECT_DOUBLE_EQ(sink.at(1, "t"), 3e-3);
   EXPECT_DOUBLE_EQ(sink.at(2, "t"), 4e-3);
   EXPECT_NEAR(sink.at(2, "sum_abs_dE"), 4.0 * dE_zoh, 1e-11 * dE_zoh);
+  // The message gives the value, the limit, the time and the bond.
+  ASSERT_EQ(out.bonds.size(), 1u);
+  EXPECT_EQ(out.message,
+            "energy residual sum |dE| = " + cosim::format_double(sink.at(2, "sum_abs_dE")) +
+                " J exceeded safety.energy_residual_limit = " +
+                cosim::format_double(lim.energy_residual) + " J at t = 0.004 s (bond '" +
+                out.bonds[0].name +
+                "': sum |dE| = " + cosim::format_double(out.bonds[0].sum_abs_dE) + " J)");
 }
 
 TEST(Executor, ResidualPowerLimitTripsSafetyStop) {
@@ -596,6 +605,13 @@ TEST(Executor, ResidualPowerLimitTripsSafetyStop) {
   EXPECT_EQ(out.stop_reason, "residual_power");
   EXPECT_EQ(out.macro_steps, 1);
   ASSERT_EQ(sink.rows.size(), 2u);
+  ASSERT_EQ(out.bonds.size(), 1u);
+  EXPECT_EQ(
+      out.message,
+      "residual power |dP| = " + cosim::format_double(std::abs(sink.at(1, "dP"))) +
+          " W exceeded safety.residual_power_limit = " + cosim::format_double(lim.residual_power) +
+          " W at t = 0.001 s (bond '" + out.bonds[0].name +
+          "': max |dP| = " + cosim::format_double(out.bonds[0].max_abs_dP) + " W)");
 
   // Limits above what the run produces do not trip.
   bond_system b2;

@@ -202,7 +202,7 @@ TEST(BenchUdp, SilentJoystickStopsSafelyWithSafeValues) {
   EXPECT_EQ(json_string(r.summary, "stop_reason"), "stale_input");
   // The driver that raised the stop names itself in the message.
   EXPECT_EQ(json_string(r.summary, "message"),
-            "no fresh input from driver 'joystick' within its stop_after");
+            "no fresh input from driver 'joystick' within drivers.joystick.stop_after = 0.5 s");
   EXPECT_GE(driver_counter(r.summary, "joystick", "stale_events"), 1);
   // stop_after = 0.5 s after the last datagram at ~3 s of wall time (simulated time
   // lags the wall clock by the periods skipped on overruns, so it can only be earlier).

@@ -84,7 +84,7 @@ batch_result run_one(const std::string& scenario, const batch_run& run, const st
   try {
     if (run.out_dir.empty()) {
       r.sc = config::load_scenario(scenario, run.sets);
-      auto built = config::build(*r.sc);
+      auto built = config::build(*r.sc, &stop);
       sink.reserve_rows(expected_rows(built->plan));
       run_outcome o = run_offline(built->sys, built->plan, built->limits, sink, &stop);
       take_outcome(r, o);

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <vector>
 
+#include "cosim/rt_config/results_folder.hpp"
 #include "cosim/runtime/error.hpp"
 #include "csv_table.hpp"
 #include "json_value.hpp"
@@ -636,18 +637,9 @@ std::string make_report(const report_request& req) {
 
 std::string write_report(const report_request& req) {
   const std::string html = make_report(req);  // every input read before anything is written
+  // Never through a symbolic link (results_folder.hpp), synced like the summary.
+  config::write_file_atomically(req.dir, "report.html", html);
   const fs::path target = fs::path(req.dir) / "report.html";
-  const fs::path tmp = fs::path(req.dir) / "report.html.tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << html;
-    out.flush();
-    COSIM_INPUT_CHECK(out.good(), errc::io, tmp.string() + ": cannot write");
-  }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) fs::remove(tmp);
-  COSIM_INPUT_CHECK(!ec, errc::io, target.string() + ": cannot write (" + ec.message() + ")");
   return target.string();
 }
 

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "batch_runner.hpp"
 #include "commands.hpp"
@@ -127,9 +128,21 @@ namespace {
 /// The run's result on stdout: one line, the message, the residuals, where the files are.
 void print_result(const run_request& req, const config::run_report& rep) {
   const run_outcome& o = rep.outcome;
-  std::printf("%s: %s (%s) after %.6g s simulated in %.3g s wall, %lld macro step%s\n",
+  // A realtime run says how real its time was: the schedule's misses and the worst wake-up.
+  std::string realtime;
+  if (o.mode == "realtime") {
+    double worst_us = 0.0;
+    for (const auto& t : o.threads) worst_us = std::max(worst_us, t.wakeup_max_us);
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "; %lld deadline miss%s, worst wake-up latency %.0f us",
+                  static_cast<long long>(o.deadline_misses), o.deadline_misses == 1 ? "" : "es",
+                  worst_us);
+    realtime = buf;
+  }
+  std::printf("%s: %s (%s) after %.6g s simulated in %.3g s wall, %lld macro step%s%s\n",
               req.scenario.c_str(), to_string(o.status), o.stop_reason.c_str(), o.sim_time_s,
-              o.wall_time_s, static_cast<long long>(o.macro_steps), o.macro_steps == 1 ? "" : "s");
+              o.wall_time_s, static_cast<long long>(o.macro_steps), o.macro_steps == 1 ? "" : "s",
+              realtime.c_str());
   if (!o.message.empty()) std::printf("  %s\n", o.message.c_str());
   std::printf("  energy residual sum|dE| = %.6g J, max |dP| = %.6g W\n", o.energy_residual,
               o.max_residual_power);

@@ -96,7 +96,9 @@ batch_run run_of(const sweep_request& q, std::size_t i) {
   r.sets = q.sets;
   r.sets.push_back(q.key + "=" + q.values[i]);
   r.out_dir = (fs::path(q.out) / dir_name(i, q.values.size(), q.key, q.values[i])).string();
-  r.all_columns = true;
+  // Rows are kept in memory only to compare them with a reference: without one, a run's
+  // memory does not grow with its length (its rows are in its results.csv).
+  r.all_columns = !q.reference.empty();
   return r;
 }
 

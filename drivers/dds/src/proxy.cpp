@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -95,26 +96,41 @@ class remote_proxy final : public subsystem {
  private:
   [[nodiscard]] const char* host() const noexcept { return child_ != nullptr ? "process" : "dds"; }
 
-  // Waits for the worker like wait_for_peer; a worker this master started is watched
-  // meanwhile: if it ends first (an FMU crashing while it is built), that is the error.
+  // Waits for the worker like wait_for_peer, in slices: between them a worker this master
+  // started is watched (if it ends first, an FMU crashing while it is built, that is the
+  // error) and so is the operator's stop (a signal ends the wait, not the discovery timeout).
   bool discover() {
-    if (child_ == nullptr) return wait_for_peer(cmd_w_, reply_r_, o_.discovery_timeout_ns);
     const dds_time_t until = dds_time() + o_.discovery_timeout_ns;
     for (;;) {
       if (wait_for_peer(cmd_w_, reply_r_,
                         std::min<std::int64_t>(child_poll_ns, until - dds_time())))
         return true;
-      if (child_->ended())
+      if (child_ != nullptr && child_->ended())
         throw error(errc::runtime, "remote subsystem '" + name() + "': its worker process " +
                                        child_->describe() +
                                        " before it answered (its output is above, lines "
                                        "prefixed [worker " +
                                        name() + "])");
+      if (setup_stopped()) throw error(errc::runtime, interrupted_text("waiting for its worker"));
       if (dds_time() >= until) return false;
     }
   }
 
+  [[nodiscard]] bool setup_stopped() const noexcept {
+    return setting_up_ && o_.setup_stop != nullptr && o_.setup_stop->stop_requested();
+  }
+
+  [[nodiscard]] std::string interrupted_text(const char* what) const {
+    const int sig = o_.setup_stop != nullptr ? o_.setup_stop->code() : 0;
+    const char* abbrev = sig > 0 ? sigabbrev_np(sig) : nullptr;
+    return "remote subsystem '" + name() + "': stopped by the operator" +
+           (abbrev != nullptr ? std::string(" (SIG") + abbrev + ")" : std::string()) + " while " +
+           what + "; the run did not start";
+  }
+
   void do_initialize(time_point t0) override {
+    setting_up_ = true;
+    interrupted_ = false;
     failed_ = false;
     pending_ = false;
     held_ = false;
@@ -134,10 +150,12 @@ class remote_proxy final : public subsystem {
   void do_start(stop_source& stop) override {
     if (failed_) throw error(errc::runtime, failure_text("the start-up exchange"));
     request(cmd_start, "start");
+    setting_up_ = false;
     stop_ = &stop;
   }
 
   void do_stop(bool fail_safe) noexcept override {
+    setting_up_ = false;  // the stop command goes out whatever stopped the run
     stop_ = nullptr;
     if (failed_) return;
     cmd_->fail_safe = fail_safe;
@@ -218,6 +236,7 @@ class remote_proxy final : public subsystem {
   }
 
   std::string failure_text(const char* what) const {
+    if (interrupted_) return interrupted_text(what);
     if (failure_ == stop_cause::remote_lost && child_ != nullptr && child_->ended())
       return "remote subsystem '" + name() + "': " + what + ": its worker process " +
              child_->describe() + " (its output is above, lines prefixed [worker " + name() + "])";
@@ -270,6 +289,11 @@ class remote_proxy final : public subsystem {
           return true;
         case take_result::timeout:
           if (child_ != nullptr && child_->ended()) return fail(stop_cause::remote_lost);
+          if (!tolerant && setup_stopped()) {
+            interrupted_ = true;
+            failed_ = true;
+            return false;
+          }
           if (!tolerant && dds_time() >= resend_at && dds_time() < until) {
             if (!repeated(seq_)) repeated_[n_repeated_++ % repeated_.size()] = seq_;
             if (!cmd_w_.write(cmd_.get())) return fail(stop_cause::remote_lost);
@@ -328,6 +352,8 @@ class remote_proxy final : public subsystem {
   std::array<std::uint64_t, 4> repeated_{};  // the last commands sent more than once
   std::size_t n_repeated_ = 0;
   stop_source* stop_ = nullptr;
+  bool setting_up_ = true;    // from initialize until start returned: setup_stop is watched
+  bool interrupted_ = false;  // a setup exchange ended by setup_stop
   bool failed_ = false;
   stop_cause failure_ = stop_cause::none;
   bool pending_ = false;

@@ -138,6 +138,8 @@ class udp_input_driver final : public udp_driver {
   std::atomic<std::uint64_t> received_{0}, lost_{0}, dup_{0}, ooo_{0}, restarts_{0}, malformed_{0},
       wrong_count_{0}, rejected_{0}, clamped_{0}, stale_events_{0};
   std::atomic<bool> stale_stop_{false};
+  // The stale_input stop's messages (built here: raising one allocates nothing).
+  std::string stale_text_, silent_text_;
 };
 
 class udp_output_driver final : public udp_driver {

@@ -33,6 +33,8 @@ struct model_entry {
   std::vector<key_doc> keys;  // model-specific keys for --help and README
   /// Optional: run.macro_step when the file omits it (e.g. 004: H = h2 follows FR).
   std::function<double(const scenario&)> default_macro_step;
+  /// The key default_macro_step follows (004: model.fr), named when that default is wrong.
+  std::string default_macro_step_key;
   /// Optional: the subsystems with run.delivery = "fast-step" (sc.run.fast_step is set),
   /// when their default steps differ (004: H = h1, the slow mass steps h2 = FR h1).
   std::function<std::vector<subsystem_spec>(const scenario&)> fast_step_subsystems;

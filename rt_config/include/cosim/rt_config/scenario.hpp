@@ -95,8 +95,9 @@ struct realtime_config {
   watchdog_setup watchdog;
   std::size_t ring_capacity = 16;
   bool lock_memory = true;
-  bool timing_csv = false;  // write DIR/timing.csv
-  bool trace = false;       // write DIR/trace.json (trace-event JSON)
+  bool timing_csv = false;        // write DIR/timing.csv
+  bool trace = false;             // write DIR/trace.json (trace-event JSON)
+  bool require_realtime = false;  // refuse to start without SCHED_FIFO, affinity, mlockall
 };
 
 struct scenario {
@@ -145,8 +146,12 @@ struct built_scenario {
   run_plan plan;
   safety_limits limits;
   std::vector<std::unique_ptr<signal_source>> sources;
+  /// The operator's stop source while remote subsystems set up (see build()).
+  const stop_source* setup_stop = nullptr;
 };
-std::unique_ptr<built_scenario> build(const scenario& sc);
+/// `setup_stop` (optional, not owned, must outlive the run): remote subsystems (host = "dds"
+/// or "process") stop waiting for their workers when a cause is raised there.
+std::unique_ptr<built_scenario> build(const scenario& sc, const stop_source* setup_stop = nullptr);
 
 /// The resolved configuration as a JSON object (for summary.json).
 std::string to_json(const scenario& sc);
@@ -157,6 +162,12 @@ std::string system_toml(const scenario& sc);
 
 /// Builds the threaded-executor options of a scenario (per subsystem index of b.sys).
 threaded_options make_threaded_options(const scenario& sc, const built_scenario& b);
+
+/// run.require_realtime = true: locks memory (mlockall, kept) and tries every thread's
+/// SCHED_FIFO priority and CPU on a short-lived thread; throws cosim::error (config_value)
+/// naming what was refused. Called before the results folder is touched. Does nothing
+/// when the key is false.
+void require_realtime(const scenario& sc, const built_scenario& b);
 
 /// Fills plan and limits from the generic sections; run.order names are resolved
 /// against the built system.

@@ -35,12 +35,18 @@ class csv_writer final : public row_sink {
   csv_writer(const csv_writer&) = delete;
   csv_writer& operator=(const csv_writer&) = delete;
 
-  /// Opens the file and writes the header; throws cosim::error (io) naming the path, or
-  /// (config_value) naming a column that appears twice or holds a line break.
+  /// prepare() then open().
   void begin(std::span<const std::string> columns) override;
+  /// Checks the columns and allocates the buffer, without touching the file: throws
+  /// cosim::error (config_value) naming a column that appears twice or holds a line break.
+  void prepare(std::span<const std::string> columns);
+  /// Creates (truncates) the file, never through a symbolic link, and writes the header
+  /// (after prepare()); throws cosim::error (io) naming the path.
+  void open();
   void write(std::span<const double> row) noexcept override;
-  /// Flushes. Never throws: a failed write (full disk, file size limit) shows in failed()
-  /// and failure(), so the caller can still report the run that produced the rows.
+  /// Flushes, fsyncs and closes the file. Never throws: a failed write (full disk, file size
+  /// limit) shows in failed() and failure(), so the caller can still report the run that
+  /// produced the rows.
   void end() override;
   [[nodiscard]] bool failed() const noexcept override { return failed_; }
   /// "error writing PATH: REASON" after a failure, else empty.

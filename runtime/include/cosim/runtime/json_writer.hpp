@@ -1,6 +1,8 @@
 #pragma once
 // Minimal streaming JSON writer for summaries. Numbers use the shortest round-trip
-// form; non-finite numbers become null (JSON has no infinity).
+// form; non-finite numbers become null (JSON has no infinity). Strings are written as
+// UTF-8; each byte that is not part of well-formed UTF-8 (a path in another encoding)
+// becomes \ufffd (U+FFFD), so the text is valid JSON for any input.
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -18,7 +18,8 @@ namespace cosim {
 enum class stop_cause : int {
   none = 0,
   operator_signal,  // SIGINT/SIGTERM/SIGHUP; code = the signal number
-  stale_input,      // an input driver got nothing fresh for stop_after; who = its name
+  stale_input,      // an input driver got nothing fresh for stop_after; who = its name, or
+                    // with code stale_input_message the whole message (naming the limit)
   deadline,         // the realtime watchdog's leaky bucket of late steps overflowed
   stall,            // the realtime watchdog: a subsystem stayed inside one step too long
   energy_residual,  // safety limit on sum |dE|
@@ -42,6 +43,9 @@ enum class stop_cause : int {
 [[nodiscard]] constexpr bool ends_at_step_start(stop_cause c) noexcept {
   return c == stop_cause::model_end || c == stop_cause::model_error;
 }
+
+/// stop_source code of a stale_input stop whose `who` is its whole message.
+constexpr int stale_input_message = 1;
 
 /// The stop_reason written to summary.json ("operator_signal", ...; "end_time" for none).
 [[nodiscard]] const char* to_string(stop_cause c) noexcept;

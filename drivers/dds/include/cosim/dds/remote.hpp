@@ -33,6 +33,10 @@ struct remote_options {
                                 // remote_deadline; 0: the first one stops the run
   bool shared_memory = false;   // Cyclone's iceoryx transport (RouDi must run); no deadline QoS
   std::string cyclone_config;   // more Cyclone XML for the domain (host = "process": loopback)
+  /// Optional, not owned: the operator's stop source. While the proxy sets up (waits for its
+  /// worker, initialize, start) a cause raised there ends the wait: initialize()/start()
+  /// throw, and the run does not start.
+  const stop_source* setup_stop = nullptr;
 };
 
 /// Limits of the fixed-size samples (cosim_remote.idl).
