@@ -114,6 +114,8 @@ fmi2Status get(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, Fmi v
                const char* fn) noexcept {
   instance& i = *self(c);
   refresh(i);
+  if (const char* why = i.m->get_refusal(); why != nullptr)
+    return fail(i, std::string(fn) + ": " + why);
   for (size_t k = 0; k < nvr; ++k) {
     const variable* v = lookup(i, vr[k], t, fn);
     if (v == nullptr) return fmi2Error;
@@ -236,6 +238,7 @@ fmi2Status fmi2Terminate(fmi2Component c) {
   instance& i = *self(c);
   if (i.state != mode::step && i.state != mode::terminated)
     return fail(i, "fmi2Terminate: not in step mode");
+  i.m->terminate();
   i.state = mode::terminated;
   return fmi2OK;
 }

@@ -117,6 +117,8 @@ fmi3Status get(fmi3Instance c, const fmi3ValueReference vr[], size_t nvr, Fmi va
   instance& i = *self(c);
   if (!scalar_counts(i, nvr, n, fn)) return fmi3Error;
   refresh(i);
+  if (const char* why = i.m->get_refusal(); why != nullptr)
+    return fail(i, std::string(fn) + ": " + why);
   for (size_t k = 0; k < nvr; ++k) {
     const variable* v = lookup(i, vr[k], t, fn);
     if (v == nullptr) return fmi3Error;
@@ -239,6 +241,7 @@ fmi3Status fmi3EnterEventMode(fmi3Instance c) {
 fmi3Status fmi3Terminate(fmi3Instance c) {
   instance& i = *self(c);
   if (!running(i)) return fail(i, "fmi3Terminate: not in step or event mode");
+  i.m->terminate();
   i.state = mode::terminated;
   return fmi3OK;
 }
