@@ -254,8 +254,11 @@ run_report run_scenario(const run_request& req, const stop_source* stop) {
                     writer.failure() +
                         "; the run stopped at t = " + format_double(rep.outcome.stop_time_s) +
                         " s; rows written before the failure are kept, no summary.json");
-  folder.write_atomically("summary.json",
-                          summary_json(rep.sc, rep.outcome, rep.results_csv, built->sys));
+  // "Finished" only once every model is torn down: an FMU crashing in its termination ends
+  // the process there (its crash guard names it, exit 2) with no summary claiming the run.
+  const std::string summary = summary_json(rep.sc, rep.outcome, rep.results_csv, built->sys);
+  built.reset();
+  folder.write_atomically("summary.json", summary);
   return rep;
 }
 

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <limits>
 
+#include "cosim/fmi/crash_guard.hpp"
 #include "cosim/fmi/fmi3.h"
 #include "cosim/fmi/status.hpp"
 #include "cosim/runtime/error.hpp"
@@ -498,7 +499,13 @@ void fmu_subsystem::do_record_variable(std::size_t v) {
 }
 
 fmu_subsystem::~fmu_subsystem() {
-  end_instance();
+  {
+    const crash_guard guard(where_.c_str(),
+                            major_ == 2 ? "termination (fmi2Terminate, fmi2FreeInstance)"
+                                        : "termination (fmi3Terminate, fmi3FreeInstance)",
+                            "the rows written are kept, and no summary.json claims the run");
+    end_instance();
+  }
   drain_log();
 }
 
