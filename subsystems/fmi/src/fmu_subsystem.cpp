@@ -114,7 +114,7 @@ const char* to_string(fmu_stop s) noexcept {
 }
 
 fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
-                             const std::vector<parameter_value>& parameters)
+                             const std::vector<parameter_value>& parameters, bool instantiate)
     : subsystem(std::move(name)),
       fmu_(std::move(fmu)),
       api_(std::make_unique<api>()),
@@ -230,6 +230,7 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
                   std::string("variables' types: ") + missing);
   }
   build_fetch_groups();
+  if (!instantiate) return;  // a description only: the instance lives elsewhere
 
   // Instantiate.
   const std::string& token = md.token;
@@ -592,6 +593,7 @@ void fmu_subsystem::drain_log() {
 
 void fmu_subsystem::start_experiment(std::optional<double> run_length_s) {
   if (started_) return;
+  if (instance_ == nullptr) throw_error("internal: this FMU subsystem only describes the FMU");
   const model_description& md = fmu_->file().md;
   fmu_start_ = md.experiment.start_time.value_or(0.0);
   const bool tol_defined = md.experiment.tolerance.has_value();

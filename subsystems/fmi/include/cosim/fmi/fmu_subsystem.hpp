@@ -25,10 +25,11 @@
 // last successful time) completed that step: it returns true, its outputs there are read, and
 // the next step returns false raising model_end, so the run keeps that communication point.
 // A get that fails (fmiError) at a communication point gives non-finite outputs, so the step
-// that led there fails: the run ends at its start with model_error naming the call. steps(t, h, k) does the k steps in one loop, setting held (zero-order hold) inputs
-// once. update_outputs(t) reads outputs and recorded variables in one get call per type. A doStep
-// past the experiment's stop time is never issued. The destructor terminates and frees the
-// instance (on every exit path) and prints the FMU's log messages.
+// that led there fails: the run ends at its start with model_error naming the call. steps(t, h, k)
+// does the k steps in one loop, setting held (zero-order hold) inputs once. update_outputs(t) reads
+// outputs and recorded variables in one get call per type. A doStep past the experiment's stop time
+// is never issued. The destructor terminates and frees the instance (on every exit path) and prints
+// the FMU's log messages.
 //
 // Output derivatives: with maxOutputDerivativeOrder m >= 1, every continuous real output port
 // declares derivative_order min(m, 4) and output_derivatives(o) gives d^i/dt^i, i = 1..that
@@ -118,8 +119,11 @@ class fmu_subsystem final : public subsystem {
  public:
   /// Instantiates the FMU and sets `parameters`. Throws cosim::error naming the FMU (and the
   /// variable) when a function is missing, instantiation fails or a value is refused.
+  /// With `instantiate` false it only describes the FMU (ports, variables; its binary is
+  /// loaded and checked, no instance is made, `parameters` are not used): the template of a
+  /// proxy whose FMU lives in a worker process (host = "process"); it cannot be run.
   fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
-                const std::vector<parameter_value>& parameters);
+                const std::vector<parameter_value>& parameters, bool instantiate = true);
   ~fmu_subsystem() override;
 
   /// fmi2/3SetDebugLogging: only these log categories (none: logging off). Without a call
