@@ -3,8 +3,8 @@
 // "process": the worker dies, the master stops safely). Parameter `crash_in`: 0 never (the
 // output y = t then), 1 a null-pointer write in initialisation (fmi2ExitInitializationMode),
 // 2 abort() there, 3 a null-pointer write in the first doStep that would end after
-// `crash_at` [s], 4 abort() there; 5 no crash, but every fmi2GetReal after a doStep that
-// ended after crash_at returns fmi2Error; 6 a null-pointer write in fmi2Terminate, 7 one in
+// `crash_at` [s], 4 abort() there; 5 no crash, but every fmi2GetReal of y once y (= t) is
+// past crash_at returns fmi2Error; 6 a null-pointer write in fmi2Terminate, 7 one in
 // fmi2FreeInstance. Built as crash_fmi2.
 #include <cstdlib>
 #include <string>
@@ -40,9 +40,9 @@ class crash final : public cosim::fmu_kit::model {
     return r;
   }
 
-  [[nodiscard]] const char* get_refusal() const noexcept override {
-    return crash_in_ == 5 && y_ > crash_at_ ? "crash: values past crash_at cannot be read"
-                                            : nullptr;
+  [[nodiscard]] const char* get_refusal(std::uint32_t vr) const noexcept override {
+    return crash_in_ == 5 && vr == 0 && y_ > crash_at_ ? "crash: y past crash_at cannot be read"
+                                                       : nullptr;
   }
 
   void terminate() noexcept override {

@@ -114,9 +114,9 @@ fmi2Status get(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, Fmi v
                const char* fn) noexcept {
   instance& i = *self(c);
   refresh(i);
-  if (const char* why = i.m->get_refusal(); why != nullptr)
-    return fail(i, std::string(fn) + ": " + why);
   for (size_t k = 0; k < nvr; ++k) {
+    if (const char* why = i.m->get_refusal(vr[k]); why != nullptr)
+      return fail(i, std::string(fn) + ": " + why);
     const variable* v = lookup(i, vr[k], t, fn);
     if (v == nullptr) return fmi2Error;
     value[k] = static_cast<Fmi>(*static_cast<const Own*>(v->value));

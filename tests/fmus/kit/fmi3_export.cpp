@@ -117,9 +117,9 @@ fmi3Status get(fmi3Instance c, const fmi3ValueReference vr[], size_t nvr, Fmi va
   instance& i = *self(c);
   if (!scalar_counts(i, nvr, n, fn)) return fmi3Error;
   refresh(i);
-  if (const char* why = i.m->get_refusal(); why != nullptr)
-    return fail(i, std::string(fn) + ": " + why);
   for (size_t k = 0; k < nvr; ++k) {
+    if (const char* why = i.m->get_refusal(vr[k]); why != nullptr)
+      return fail(i, std::string(fn) + ": " + why);
     const variable* v = lookup(i, vr[k], t, fn);
     if (v == nullptr) return fmi3Error;
     values[k] = static_cast<Fmi>(*static_cast<const Own*>(v->value));
