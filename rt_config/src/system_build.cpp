@@ -413,7 +413,7 @@ void build_system(const scenario& sc, built_scenario& b) {
       const bool elsewhere =
           it != sc.subsystems.end() && it->second.process && static_cast<bool>(types[i]->describe);
       std::unique_ptr<subsystem> s =
-          elsewhere ? types[i]->describe(d.name)
+          elsewhere ? types[i]->describe(d.name, po)
                     : types[i]->create(d.name, types[i]->only_given_parameters ? given : params[i],
                                        integrator);
       if (!elsewhere && it != sc.subsystems.end() && it->second.log_categories)
