@@ -307,13 +307,16 @@ run_report run_scenario(const run_request& req, const stop_source* stop) {
                     writer.failure() +
                         "; the run stopped at t = " + format_double(rep.outcome.stop_time_s) +
                         " s; rows written before the failure are kept, no summary.json");
-  // "summary.json exists" must imply "the data is complete", after a power cut too: the data
-  // is durable first (results.csv synced by the writer's end()), then the summary (its
+  // "Finished" only once every model is torn down: an FMU crashing in its termination ends
+  // the process there (its crash guard names it, exit 2) with no summary claiming the run.
+  // And "summary.json exists" must imply "the data is complete", after a power cut too: the
+  // data is durable first (results.csv synced by the writer's end()), then the summary (its
   // temporary synced, renamed, the folder synced).
+  const std::string summary = summary_json(rep.sc, rep.outcome, rep.results_csv, built->sys);
+  built.reset();
   if (rep.sc.rt.timing_csv) folder.sync("timing.csv");
   if (rep.sc.rt.trace) folder.sync("trace.json");
-  folder.write_atomically("summary.json",
-                          summary_json(rep.sc, rep.outcome, rep.results_csv, built->sys));
+  folder.write_atomically("summary.json", summary);
   return rep;
 }
 

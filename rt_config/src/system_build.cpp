@@ -408,14 +408,20 @@ void build_system(const scenario& sc, built_scenario& b) {
         for (const auto& [k, v] : params[i])
           if (d.parameters.count(k) != 0) given.emplace(k, v);
       }
+      // host = "process": the model is made, started and ended in the worker only (a crash
+      // anywhere in its life ends the worker, not this process); here only its description.
+      const bool elsewhere =
+          it != sc.subsystems.end() && it->second.process && static_cast<bool>(types[i]->describe);
       std::unique_ptr<subsystem> s =
-          types[i]->create(d.name, types[i]->only_given_parameters ? given : params[i], integrator);
-      if (it != sc.subsystems.end() && it->second.log_categories)
+          elsewhere ? types[i]->describe(d.name, po)
+                    : types[i]->create(d.name, types[i]->only_given_parameters ? given : params[i],
+                                       integrator);
+      if (!elsewhere && it != sc.subsystems.end() && it->second.log_categories)
         if (auto* f = dynamic_cast<fmi::fmu_subsystem*>(s.get()))
           f->set_log_categories(*it->second.log_categories);
       // The run's length as the executors run it: whole macro steps of whole ticks (fill_plan),
       // so the stop time a model is told is where its last step ends.
-      if (types[i]->prepare) {
+      if (types[i]->prepare && !elsewhere) {
         const auto steps =
             static_cast<std::int64_t>(std::ceil(sc.run.duration / sc.run.macro_step - 1e-9));
         const duration length = steps * to_duration(sc.run.macro_step);

@@ -138,6 +138,13 @@ std::unique_ptr<subsystem_type> make_type(const std::shared_ptr<const fmi::fmu_f
     return std::make_unique<fmi::fmu_subsystem>(name, fmi::load_fmu(file), values);
   };
   t->only_given_parameters = true;
+  t->describe = [file](const std::string& name, const prepare_options& o) {
+    const fmi::crash_guard guard(file->path.c_str(), "loading (dlopen, version checks)");
+    auto f = std::make_unique<fmi::fmu_subsystem>(name, fmi::load_fmu(file),
+                                                  std::vector<fmi::parameter_value>{}, false);
+    if (o.no_feedthrough) f->declare_no_feedthrough();
+    return f;
+  };
   t->prepare = [file](subsystem& s, const prepare_options& o) {
     const fmi::crash_guard guard(file->path.c_str(),
                                  "initialisation (setup, enter / exit initialisation mode)");

@@ -162,10 +162,12 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
     if (supervisor) supervisor->at(i);
   };
   detail::supervised_initialize(sys, plan, supervisor ? &*supervisor : nullptr);
-  // A value already non-finite at t0 stops the run before its first step (the loop sees it).
-  (void)acc.start(t, out, run_stop);
+  // Started first: a subsystem whose start-up exchange failed raises its own cause, which a
+  // non-finite value it left behind must not replace.
   detail::started_subsystems hooks(sys, run_stop);
   started = &hooks;
+  // A value already non-finite at t0 stops the run before its first step (the loop sees it).
+  (void)acc.start(t, out, run_stop);
   bool stopped = false;
   const duration H = plan.macro_step;
   for (std::int64_t n = 0; n < plan.macro_steps; ++n) {

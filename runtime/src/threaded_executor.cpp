@@ -206,11 +206,12 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
     for (std::size_t o = 0; o < sys.at(i).output_count(); ++o)
       mirror_out[i][o] = sys.at(i).output(o);
   for (std::size_t p = 0; p < sys.probes().size(); ++p) mirror_probe[p] = *sys.probes()[p].value;
+  // Stopped after the threads are joined (declared before them), fail-safe on exceptions.
+  // Started before the t0 row is judged, as offline.
+  detail::started_subsystems hooks(sys, run_stop);
   // A value already non-finite at t0: no thread steps, nothing more is recorded.
   const bool start_ok = acc.start(plan.start, out, run_stop);
   if (!start_ok) shared.request_stop(stop_cause::none);
-  // Stopped after the threads are joined (declared before them), fail-safe on exceptions.
-  detail::started_subsystems hooks(sys, run_stop);
 
   // Start gate: threads prefault and wait until every thread exists; then the epoch is
   // set a little ahead so that step 0 is released on time.

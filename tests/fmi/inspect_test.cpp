@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -148,6 +149,35 @@ TEST(CosimRunFmu, CrashInInitialisationExitsTwoNamingTheFmu) {
   expect_crash_reported(0, "");
   expect_crash_reported(1, "SIGSEGV");
   expect_crash_reported(2, "SIGABRT");
+}
+
+// An FMU that crashes in fmi2Terminate (crash_in 6) or fmi2FreeInstance (7) after a run that
+// went to its end: the FMU is torn down before summary.json is written, so the crash is
+// reported (exit 2 naming the FMU and the call) and no summary claims the run finished; the
+// rows are all there (t = 0 .. 1 s by 0.1 s).
+TEST(CosimRunFmu, CrashInTerminationExitsTwoWithTheRowsAndNoSummary) {
+  for (const int crash_in : {6, 7}) {
+    SCOPED_TRACE("crash_in = " + std::to_string(crash_in));
+    temp_dir dir;
+    const std::string fmu = std::string(COSIM_TEST_FMU_DIR) + "/crash_fmi2.fmu";
+    (void)dir.file("system.toml",
+                   "[run]\nduration = 1.0\nmacro_step = 0.1\n[subsystems.c]\nfmu = \"" + fmu +
+                       "\"\nparameters = { crash_in = " + std::to_string(crash_in) +
+                       " }\n[output]\nrecord = [\"c.y\"]\n");
+    const result r = cosim(dir, "run system.toml --out res");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("FMU " + fmu +
+                         " crashed in termination (fmi2Terminate, fmi2FreeInstance) (SIGSEGV"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("no summary.json"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir / "res/summary.json"));
+    std::ifstream csv(dir / "res/results.csv");
+    std::string line;
+    int rows = -1;  // the header
+    while (std::getline(csv, line)) ++rows;
+    EXPECT_EQ(rows, 11);
+  }
 }
 #endif
 

@@ -1,8 +1,9 @@
 // host = "process" (docs/distributed.md): the master starts a `cosim worker` child for the
 // subsystem and owns it. End to end from the command line: an FMU that crashes mid-run
 // (tests/fmus/crash, crash_in 3/4) takes down the worker, not the master, which ends in the
-// documented safety stop with the rows up to the crash; the crane's hydraulics FMU in a
-// worker process gives results.csv byte-identical to the all-local run; no worker survives
+// documented safety stop with the rows up to the crash (stop_time_s the last row's); one that
+// crashes in its initialisation (crash_in 1/2) does so in the worker too; the crane's hydraulics
+// FMU in a worker process gives results.csv byte-identical to the all-local run; no worker survives
 // its master; a misspelt host is refused naming file, key and value.
 #include <dirent.h>
 #include <gtest/gtest.h>
@@ -99,6 +100,8 @@ void expect_crash_stops_safely(int crash_in, const std::string& signal) {
     ++rows;
   }
   EXPECT_NEAR(t, 0.50, 1e-12);
+  // The crashed step did not complete: the run stopped at its start, the last row.
+  EXPECT_EQ(std::stod(field(summary, "stop_time_s")), t) << summary;
   EXPECT_EQ(std::to_string(rows), field(summary, "rows"));
   EXPECT_GE(rows, 50);
   // The worker's own output reached the master's stderr, prefixed.
@@ -115,6 +118,29 @@ TEST(ProcessHost, CrashingFmuEndsInRemoteLostWithRowsKept) {
   expect_crash_stops_safely(3, "was killed by SIGSEGV");
 #endif
   expect_crash_stops_safely(4, "was killed by SIGABRT");
+}
+
+// The FMU's whole life is in the worker: one that crashes while it is initialised
+// (crash_in 1: a null-pointer write, 2: abort(), in fmi2ExitInitializationMode) takes down the
+// worker, whose crash guard names it, not the master, which reports the lost worker before the
+// results folder is touched (exit 2, as for a local FMU failing there).
+TEST(ProcessHost, FmuCrashingInInitialisationTakesDownOnlyTheWorker) {
+  for (const int crash_in : {1, 2}) {
+    SCOPED_TRACE("crash_in = " + std::to_string(crash_in));
+    temp_dir dir;
+    (void)dir.file("system.toml", crash_system(crash_in, "process"));
+    const result r = cosim(dir, "run system.toml --out res");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("[worker c] cosim: error: FMU " + fmus +
+                         "/crash_fmi2.fmu crashed in initialisation"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("its worker process exited with status 2 before it answered"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(dir / "res"));
+    EXPECT_EQ(processes_mentioning(dir.path()), 0);
+  }
 }
 
 TEST(ProcessHost, CraneHydraulicsFmuInProcessIsByteIdenticalToLocal) {

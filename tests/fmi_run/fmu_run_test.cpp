@@ -143,6 +143,103 @@ TEST(FmuRun, StairEndsTheRunAsCompletedWithTheReasonAndRowsUpToTEnd) {
   }
 }
 
+// An FMU that ends the simulation with the step that reaches T_end (end_in_step): FMI 2
+// fmi2Discard + fmi2Terminated with fmi2LastSuccessfulTime = the step's end, FMI 3 fmi3OK with
+// terminateSimulation. That step is complete, so its communication point is a row (as FMI
+// tools record it) and the run ends there: counter(t) = floor(t) up to and including T_end.
+// Output every 0.3 s: the end falls between output points and is still written.
+TEST(FmuRun, StairEndingWithItsLastStepKeepsThatCommunicationPoint) {
+  const double t_end = 1.0;
+  for (const char* fmu : {"stair_fmi2", "stair_fmi3"})
+    for (const char* mode : {"offline", "threaded", "realtime"})
+      for (const bool thinned : {false, true}) {
+        SCOPED_TRACE(std::string(fmu) + " " + mode + (thinned ? " output every 0.3 s" : ""));
+        run_result r;
+        run_system(one_fmu(fmu, "T_end = 1.0, end_in_step = true", "\"m.counter\"") +
+                       "\n[run]\nduration = 2.0\nmacro_step = 0.1\n" +
+                       (thinned ? "output_interval = 0.3\n" : ""),
+                   r, {std::string("run.mode=") + mode});
+        EXPECT_EQ(r.out.status, cosim::run_status::completed) << r.out.message;
+        EXPECT_EQ(r.out.stop_reason, "model_end");
+        EXPECT_NE(r.out.message.find(fmu), std::string::npos) << r.out.message;
+        EXPECT_NE(r.out.message.find("ended the simulation at t = 1 s"), std::string::npos)
+            << r.out.message;
+        // Rows every 0.1 s (or 0.3 s) from 0, then the end point.
+        const std::size_t want = thinned ? 5u : 11u;  // 0 .. 0.9 by 0.3, and 1.0
+        ASSERT_EQ(r.rows.rows(), want);
+        const double last = r.rows.at(want - 1, "t");
+        EXPECT_NEAR(last, t_end, 1e-12);
+        EXPECT_EQ(r.out.stop_time_s, last);
+        EXPECT_EQ(r.rows.at(want - 1, "m.counter"), std::floor(t_end + 1e-9));
+        for (std::size_t i = 0; i < r.rows.rows(); ++i) {
+          const double t = r.rows.at(i, "t");
+          ASSERT_EQ(r.rows.at(i, "m.counter"), std::floor(t + 1e-9)) << "t = " << t;
+        }
+      }
+}
+
+// The same FMU ending inside a step (T_end = 0.95 s in the step from 0.9 s to 1 s): that step
+// did not complete, so the run ends at its start, 0.9 s, and the message says so.
+TEST(FmuRun, StairEndingInsideAStepEndsTheRunAtTheStepsStartAndSaysSo) {
+  for (const char* fmu : {"stair_fmi2", "stair_fmi3"})
+    for (const char* mode : {"offline", "threaded"}) {
+      SCOPED_TRACE(std::string(fmu) + " " + mode);
+      run_result r;
+      run_system(one_fmu(fmu, "T_end = 0.95, end_in_step = true", "\"m.counter\"") +
+                     "\n[run]\nduration = 2.0\nmacro_step = 0.1\n",
+                 r, {std::string("run.mode=") + mode});
+      EXPECT_EQ(r.out.status, cosim::run_status::completed) << r.out.message;
+      EXPECT_EQ(r.out.stop_reason, "model_end");
+      EXPECT_NE(r.out.message.find("ended the simulation at t = 0.95 s"), std::string::npos)
+          << r.out.message;
+      EXPECT_NE(r.out.message.find("inside the macro step from t = 0.9 s to 1 s"),
+                std::string::npos)
+          << r.out.message;
+      EXPECT_NE(r.out.message.find("the run ends at that step's start"), std::string::npos)
+          << r.out.message;
+      ASSERT_EQ(r.rows.rows(), 10u);  // t = 0 .. 0.9
+      EXPECT_NEAR(r.rows.at(9, "t"), 0.9, 1e-12);
+      EXPECT_EQ(r.out.stop_time_s, r.rows.at(9, "t"));
+    }
+}
+
+// An fmi2GetReal that returns fmi2Error (the crash FMU's crash_in = 5: every get after the
+// step ending after crash_at = 0.495 s, i.e. at t = 0.5 s) is the FMU's error, named with its
+// call and time; the step that led there is not recorded with the previous values: the last
+// row is 0.49 s, where y = t still held, and the run stopped there.
+TEST(FmuRun, AFailedGetIsAModelErrorAtItsTimeWithoutAFabricatedRow) {
+  for (const char* mode : {"offline", "threaded"}) {
+    SCOPED_TRACE(mode);
+    run_result r;
+    run_system(one_fmu("crash_fmi2", "crash_in = 5, crash_at = 0.495", "\"m.y\"") +
+                   "\n[run]\nduration = 1.0\nmacro_step = 0.01\n",
+               r, {std::string("run.mode=") + mode});
+    EXPECT_EQ(r.out.status, cosim::run_status::error) << r.out.message;
+    EXPECT_EQ(r.out.stop_reason, "model_error");
+    EXPECT_NE(r.out.message.find(fmu_path("crash_fmi2")), std::string::npos) << r.out.message;
+    EXPECT_NE(r.out.message.find("fmi2GetReal at t = 0.5 s returned fmi2Error"), std::string::npos)
+        << r.out.message;
+    ASSERT_EQ(r.rows.rows(), 50u);  // t = 0 .. 0.49
+    for (std::size_t i = 0; i < r.rows.rows(); ++i)
+      ASSERT_NEAR(r.rows.at(i, "m.y"), r.rows.at(i, "t"), 1e-12) << "row " << i;
+    EXPECT_NEAR(r.rows.at(49, "t"), 0.49, 1e-12);
+    EXPECT_EQ(r.out.stop_time_s, r.rows.at(49, "t"));
+  }
+  // Already at t = 0 (the start-up exchange): the same error, not a non-finite value.
+  for (const char* mode : {"offline", "threaded"}) {
+    SCOPED_TRACE(std::string(mode) + " at t = 0");
+    run_result r;
+    run_system(one_fmu("crash_fmi2", "crash_in = 5, crash_at = -1.0", "\"m.y\""), r,
+               {std::string("run.mode=") + mode});
+    EXPECT_EQ(r.out.status, cosim::run_status::error) << r.out.message;
+    EXPECT_EQ(r.out.stop_reason, "model_error");
+    EXPECT_NE(r.out.message.find("fmi2GetReal at t = 0 s returned fmi2Error"), std::string::npos)
+        << r.out.message;
+    EXPECT_EQ(r.rows.rows(), 0u);
+    EXPECT_EQ(r.out.stop_time_s, 0.0);
+  }
+}
+
 // FMI 2.0 Sect. 4.2.3 / FMI 3.0 Sect. 4.2.1: a discarded step without the request to end is
 // a step the FMU could not complete (here: longer than its max_step of 0.05 s against the
 // run's 0.1 s). The run did not complete: it stops as a model error that says so, keeping the

@@ -2,9 +2,11 @@
 // terminateSimulation) or fails (model_error) inside a step: the run ends at that step's
 // start with its rows up to there, as completed (or error) with the subsystem's message, and
 // the threaded executor keeps the rows a fast worker produced ahead of the recorder, so it
-// ends exactly where offline ends.
+// ends exactly where offline ends. The same for a remote subsystem lost in a step, and a
+// model error in the start-up exchange is reported as such.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,6 +102,67 @@ TEST(ModelEnd, ModelErrorIsAnErrorWithTheModelsMessage) {
     EXPECT_DOUBLE_EQ(o.stop_time_s, 5e-3);
     ASSERT_EQ(sink.t.size(), 6u);
     EXPECT_DOUBLE_EQ(sink.t.back(), 5e-3);
+  }
+}
+
+// A remote subsystem whose worker was lost or did not answer in a step (host = "dds" or
+// "process") is a step that did not complete either: the run ends at its start, its last row,
+// as a safety stop.
+TEST(ModelEnd, LostRemoteWorkerEndsTheRunAtTheStartOfItsStep) {
+  for (const stop_cause cause : {stop_cause::remote_lost, stop_cause::remote_deadline})
+    for (bool threaded : {false, true}) {
+      SCOPED_TRACE(std::string(cosim::to_string(cause)) + (threaded ? " threaded" : " offline"));
+      memory_sink sink;
+      const cosim::run_outcome o = run(cause, threaded, sink);
+      EXPECT_EQ(o.status, cosim::run_status::safety_stop);
+      EXPECT_EQ(o.stop_reason, cosim::to_string(cause));
+      ASSERT_EQ(sink.t.size(), 6u);  // t = 0 .. 5 ms
+      EXPECT_DOUBLE_EQ(sink.t.back(), 5e-3);
+      EXPECT_EQ(o.stop_time_s, sink.t.back());
+    }
+}
+
+/// A model whose outputs cannot be read at t0: the start-up exchange leaves them non-finite
+/// and the subsystem raises model_error when it starts.
+class failing_start final : public cosim::subsystem {
+ public:
+  failing_start() : subsystem("broken") { add_output({"y", "1", cosim::port_role::signal}); }
+
+ private:
+  void do_start(cosim::stop_source& stop) override {
+    (void)stop.raise(stop_cause::model_error, 0, "broken: its outputs could not be read");
+  }
+  bool do_step(time_point /*t*/, duration /*h*/) noexcept override { return true; }
+  void do_update_outputs(time_point /*t*/) noexcept override {
+    set_output(0, std::numeric_limits<double>::quiet_NaN());
+  }
+};
+
+TEST(ModelEnd, AModelErrorInTheStartUpExchangeIsNotReportedAsANonFiniteValue) {
+  for (bool threaded : {false, true}) {
+    SCOPED_TRACE(threaded ? "threaded" : "offline");
+    cosim::system sys;
+    sys.add(std::make_unique<failing_start>());
+    sys.at(0).set_step_size(H);
+    sys.add_probe("y", "broken.y");
+    cosim::run_plan plan;
+    plan.macro_step = H;
+    plan.macro_steps = 10;
+    plan.order = {0};
+    memory_sink sink;
+    cosim::run_outcome o;
+    if (threaded) {
+      cosim::threaded_options opt;
+      opt.lock_memory = false;
+      o = cosim::run_threaded(sys, plan, {}, sink, opt);
+    } else {
+      o = cosim::run_offline(sys, plan, {}, sink);
+    }
+    EXPECT_EQ(o.status, cosim::run_status::error);
+    EXPECT_EQ(o.stop_reason, "model_error");
+    EXPECT_EQ(o.message, "broken: its outputs could not be read");
+    EXPECT_TRUE(sink.t.empty());
+    EXPECT_EQ(o.stop_time_s, 0.0);
   }
 }
 

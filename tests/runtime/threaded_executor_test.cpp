@@ -552,8 +552,12 @@ class hooked final : public subsystem {
     stop_ = nullptr;
   }
   bool do_step(time_point, duration) noexcept override {
-    if (log_.steps.fetch_add(1) + 1 == stale_at_ && stop_ != nullptr)
+    if (log_.steps.fetch_add(1) + 1 == stale_at_ && stop_ != nullptr) {
       stop_->raise(cause_, 0, name().c_str());
+      // A proxy that lost its worker returns false from that step, as a failed model does
+      // (stop_source.hpp, ends_at_step_start); a driver raising stale_input goes on.
+      return !cosim::ends_at_step_start(cause_);
+    }
     return true;
   }
   void do_update_outputs(time_point t) noexcept override { set_output(0, to_seconds(t)); }

@@ -59,6 +59,10 @@ class remote_proxy final : public subsystem {
     set_step_size(real.step_size());
     *cmd_ = cosim_remote_command{};
     *reply_ = cosim_remote_reply{};
+    // A worker this master started builds its model (an FMU: loaded, instantiated and
+    // initialised) before it answers: waiting for it while the system is built reports a
+    // model that fails there before the results folder is touched.
+    if (child_ != nullptr && !discover()) throw error(errc::runtime, no_worker_text());
   }
 
   // Its timing depends on the network and another process: measured, not guaranteed.
@@ -135,16 +139,16 @@ class remote_proxy final : public subsystem {
     pending_ = false;
     held_ = false;
     missed_in_a_row_ = 0;
-    if (!discover())
-      throw error(errc::runtime,
-                  "remote subsystem '" + name() + "': no worker on DDS domain " +
-                      std::to_string(o_.domain) + ", partition \"" + o_.partition +
-                      "\" within dds.discovery_timeout = " + seconds(o_.discovery_timeout_ns) +
-                      " s (start it with `cosim "
-                      "worker SYSTEM --subsystem " +
-                      name() + "`)");
+    if (!discover()) throw error(errc::runtime, no_worker_text());
     cmd_->t_ns = t0.time_since_epoch().count();
     request(cmd_initialize, "initialize");
+  }
+
+  std::string no_worker_text() const {
+    return "remote subsystem '" + name() + "': no worker on DDS domain " +
+           std::to_string(o_.domain) + ", partition \"" + o_.partition +
+           "\" within dds.discovery_timeout = " + seconds(o_.discovery_timeout_ns) +
+           " s (start it with `cosim worker SYSTEM --subsystem " + name() + "`)";
   }
 
   void do_start(stop_source& stop) override {

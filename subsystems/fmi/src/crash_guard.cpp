@@ -18,6 +18,7 @@ constexpr std::array<int, 5> guarded = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT
 // (a crash during the write just prints the older text).
 char g_text[512];
 std::atomic<int> g_depth{0};
+std::atomic<const char*> g_aftermath{"nothing was written"};
 std::array<struct sigaction, guarded.size()> g_previous{};
 // A stack overflow in the FMU leaves no stack for the handler: it runs on this one.
 alignas(16) char g_alt_stack[64 * 1024];
@@ -56,7 +57,9 @@ void on_crash(int sig) noexcept {
   put(g_text);
   put(" (");
   put(signal_name(sig));
-  put("); the process cannot trust its memory after that and exits 2; nothing was written\n");
+  put("); the process cannot trust its memory after that and exits 2; ");
+  put(g_aftermath.load());
+  put("\n");
   ::_exit(2);
 }
 
@@ -69,10 +72,12 @@ void copy(char* dst, const char* a, const char* b) noexcept {
 
 }  // namespace
 
-crash_guard::crash_guard(const char* fmu, const char* call) noexcept : saved_{} {
+crash_guard::crash_guard(const char* fmu, const char* call, const char* aftermath) noexcept
+    : saved_{}, saved_aftermath_(g_aftermath.load()) {
   outer_ = g_depth.fetch_add(1) == 0;
   std::memcpy(saved_, g_text, sizeof saved_);
   copy(g_text, fmu, call);
+  g_aftermath.store(aftermath);
   if (!outer_) return;
   stack_t alt{};
   alt.ss_sp = g_alt_stack;
@@ -92,6 +97,7 @@ crash_guard::~crash_guard() {
     ::sigaltstack(&g_previous_alt, nullptr);
   }
   std::memcpy(g_text, saved_, sizeof saved_);
+  g_aftermath.store(saved_aftermath_);
   g_depth.fetch_sub(1);
 }
 

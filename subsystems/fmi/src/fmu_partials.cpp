@@ -56,7 +56,9 @@ double fmu_subsystem::do_output_partial(std::size_t o, std::size_t i) noexcept {
   // d y / d u with seed 1 at the current communication point: allowed after a completed
   // step; the inputs were set at that point (update_outputs).
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-  if ((phase_ != phase::initialized && phase_ != phase::terminated) || stop_ != fmu_stop::none)
+  // Also at the point where the FMU ended the simulation after completing its step.
+  if ((phase_ != phase::initialized && phase_ != phase::terminated) ||
+      (stop_ != fmu_stop::none && !end_pending_))
     return nan;
   const model_description& md = fmu_->file().md;
   const std::uint32_t out = md.variables[output_var_[o]].value_reference;

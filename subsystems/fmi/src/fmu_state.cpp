@@ -56,6 +56,8 @@ void fmu_subsystem::do_prepare_state() {
 }
 
 bool fmu_subsystem::do_save_state() noexcept {
+  // Saved at the start of a macro step: one after the FMU ended is not taken.
+  if (end_pending_) return refuse_step();
   if (phase_ != phase::initialized || stop_ != fmu_stop::none || fmu_state_ == nullptr)
     return false;
   const int st = major_ == 2 ? static_cast<int>(api_->get_fmu_state2(instance_, &fmu_state_))

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <limits>
 
+#include "cosim/fmi/crash_guard.hpp"
 #include "cosim/fmi/fmi3.h"
 #include "cosim/fmi/status.hpp"
 #include "cosim/runtime/error.hpp"
@@ -32,6 +33,9 @@ namespace {
 constexpr int max_event_iterations = 1000;
 constexpr int max_early_returns = 100000;
 constexpr std::size_t log_capacity = 256;
+// Half a tick of the runtime's nanosecond clock: an FMU time this close to a communication
+// point is that point.
+constexpr double half_tick_s = 0.5e-9;
 
 void copy_text(char* dst, std::size_t n, const char* src) noexcept {
   if (n == 0) return;
@@ -110,7 +114,7 @@ const char* to_string(fmu_stop s) noexcept {
 }
 
 fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
-                             const std::vector<parameter_value>& parameters)
+                             const std::vector<parameter_value>& parameters, bool instantiate)
     : subsystem(std::move(name)),
       fmu_(std::move(fmu)),
       api_(std::make_unique<api>()),
@@ -226,6 +230,7 @@ fmu_subsystem::fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
                   std::string("variables' types: ") + missing);
   }
   build_fetch_groups();
+  if (!instantiate) return;  // a description only: the instance lives elsewhere
 
   // Instantiate.
   const std::string& token = md.token;
@@ -495,7 +500,13 @@ void fmu_subsystem::do_record_variable(std::size_t v) {
 }
 
 fmu_subsystem::~fmu_subsystem() {
-  end_instance();
+  {
+    const crash_guard guard(where_.c_str(),
+                            major_ == 2 ? "termination (fmi2Terminate, fmi2FreeInstance)"
+                                        : "termination (fmi3Terminate, fmi3FreeInstance)",
+                            "the rows written are kept, and no summary.json claims the run");
+    end_instance();
+  }
   drain_log();
 }
 
@@ -582,6 +593,7 @@ void fmu_subsystem::drain_log() {
 
 void fmu_subsystem::start_experiment(std::optional<double> run_length_s) {
   if (started_) return;
+  if (instance_ == nullptr) throw_error("internal: this FMU subsystem only describes the FMU");
   const model_description& md = fmu_->file().md;
   fmu_start_ = md.experiment.start_time.value_or(0.0);
   const bool tol_defined = md.experiment.tolerance.has_value();
@@ -727,11 +739,21 @@ bool fmu_subsystem::fail(fmu_stop kind, const char* what, int status, double t) 
   if (stop_ != fmu_stop::none) return false;
   stop_ = kind;
   switch (kind) {
-    case fmu_stop::terminated:
+    case fmu_stop::terminated: {
+      const double from = fmu_time(step_from_);
+      // Past the start of the macro step but short of its end: that step is not complete.
+      const bool inside = !end_pending_ && started_ && t > from + half_tick_s;
       std::snprintf(stop_text_.data(), stop_text_.size(),
-                    "%s (subsystem %s): the FMU ended the simulation at t = %s s (%s)",
-                    where_.c_str(), name().c_str(), num_text(t).data(), what);
+                    "%s (subsystem %s): the FMU ended the simulation at t = %s s (%s)%s%s%s%s%s",
+                    where_.c_str(), name().c_str(), num_text(t).data(), what,
+                    inside ? ", inside the macro step from t = " : "",
+                    inside ? num_text(from).data() : "", inside ? " s to " : "",
+                    inside ? num_text(fmu_time(step_to_)).data() : "",
+                    inside ? " s, which it did not complete: the run ends at that step's start, "
+                             "its last communication point"
+                           : "");
       break;
+    }
     case fmu_stop::stop_time:
       std::snprintf(stop_text_.data(), stop_text_.size(),
                     "%s (subsystem %s): %s; no doStep past the experiment's stop time t = %s s "
@@ -756,7 +778,26 @@ bool fmu_subsystem::fail(fmu_stop kind, const char* what, int status, double t) 
                     last_error_text_.data());
       break;
   }
-  raise_stop();
+  if (!end_pending_) raise_stop();
+  return false;
+}
+
+[[gnu::cold]] bool fmu_subsystem::end_simulation(const char* what, int status,
+                                                 double last) noexcept {
+  phase_ = phase::terminated;
+  // Only in a run's step (not in initialisation), and only at the end of the whole macro
+  // step: an FMU that ended after one of its k steps did not complete the macro step.
+  end_pending_ = started_ && stop_ == fmu_stop::none && stepped_ &&
+                 std::abs(last - fmu_time(step_to_)) <= half_tick_s;
+  (void)fail(fmu_stop::terminated, what, status, last);
+  return end_pending_;
+}
+
+[[gnu::cold, gnu::noinline]] bool fmu_subsystem::refuse_step() noexcept {
+  if (end_pending_) {
+    end_pending_ = false;
+    raise_stop();
+  }
   return false;
 }
 
@@ -886,7 +927,8 @@ inline bool fmu_subsystem::get_values() noexcept {
     st = typed_get(*api_, major_, instance_, out_other_[k], values_.data(), call);
   if (st > fmi2Warning) {
     if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
-    return fail(st == fmi2Discard ? fmu_stop::discarded : fmu_stop::failed, call, st, 0.0);
+    return fail(st == fmi2Discard ? fmu_stop::discarded : fmu_stop::failed, call, st,
+                fmu_time(comm_t_));
   }
   return true;
 }
@@ -899,7 +941,13 @@ void fmu_subsystem::do_update_outputs(time_point t) noexcept {
   if (phase_ != phase::initialized && phase_ != phase::terminated) return;
   der_fetched_ = false;  // of the previous communication point
   comm_t_ = t;
-  if (!get_values()) return;
+  if (!get_values()) [[unlikely]] {
+    // No values at t: the previous ones must not pass for them. Non-finite outputs fail the
+    // step that led here, so the run ends at its start (the stop names the call).
+    for (std::size_t i = 0; i < output_slot_.size(); ++i)
+      set_output(i, std::numeric_limits<double>::quiet_NaN());
+    return;
+  }
   for (std::size_t i = 0; i < output_slot_.size(); ++i) set_output(i, values_[output_slot_[i]]);
 }
 
@@ -907,7 +955,8 @@ std::span<const double> fmu_subsystem::do_output_derivatives(std::size_t o) noex
   if (o >= der_offset_.size() || der_offset_[o] == npos) return {};
   if (!der_fetched_) {
     // All of them in one call, at the first consumer that asks after update_outputs.
-    if ((phase_ != phase::initialized && phase_ != phase::terminated) || stop_ != fmu_stop::none)
+    if ((phase_ != phase::initialized && phase_ != phase::terminated) ||
+        (stop_ != fmu_stop::none && !end_pending_))
       return {};
     const int st = major_ == 2 ? static_cast<int>(api_->get_output_derivatives2(
                                      instance_, der_vrs_.data(), der_vrs_.size(),
@@ -919,7 +968,7 @@ std::span<const double> fmu_subsystem::do_output_derivatives(std::size_t o) noex
       if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
       (void)fail(st == fmi2Discard ? fmu_stop::discarded : fmu_stop::failed,
                  major_ == 2 ? "fmi2GetRealOutputDerivatives" : "fmi3GetOutputDerivatives", st,
-                 0.0);
+                 fmu_time(comm_t_));
       return {};
     }
     der_fetched_ = true;
@@ -954,7 +1003,10 @@ inline bool fmu_subsystem::step_fmi3(double tc, double h) noexcept {
 bool fmu_subsystem::do_steps(time_point t, duration h, std::int64_t k) noexcept {
   stepped_ = true;
   if (k <= 0) return true;
-  if (phase_ != phase::initialized || stop_ != fmu_stop::none) return false;
+  if (phase_ != phase::initialized || stop_ != fmu_stop::none) [[unlikely]]
+    return refuse_step();
+  step_from_ = t;
+  step_to_ = t + k * h;
   for (std::int64_t j = 0; j < k; ++j) {
     const time_point tj = t + j * h;
     if (tj + h > stop_at_) [[unlikely]]
@@ -990,9 +1042,7 @@ bool fmu_subsystem::do_steps(time_point t, duration h, std::int64_t k) noexcept 
       fmi2Real last = tc;
       if (api_->get_real_status2 != nullptr)
         (void)api_->get_real_status2(instance_, fmi2LastSuccessfulTime, &last);
-      phase_ = phase::terminated;
-      return fail(fmu_stop::terminated, "fmi2DoStep returned fmi2Discard, fmi2Terminated", st,
-                  last);
+      return end_simulation("fmi2DoStep returned fmi2Discard, fmi2Terminated", st, last);
     }
     phase_ = phase::terminated;
     char what[160];
@@ -1023,10 +1073,7 @@ bool fmu_subsystem::settle_events(double t, bool from_step_mode) noexcept {
       return fail(st == fmi3Discard ? fmu_stop::discarded : fmu_stop::failed,
                   "fmi3UpdateDiscreteStates", st, t);
     }
-    if (terminate) {
-      phase_ = phase::terminated;
-      return fail(fmu_stop::terminated, "fmi3UpdateDiscreteStates: terminateSimulation", st, t);
-    }
+    if (terminate) return end_simulation("fmi3UpdateDiscreteStates: terminateSimulation", st, t);
     if (!again) {
       const fmi3Status s2 = api_->enter_step_mode3(instance_);
       if (s2 > fmi3Warning) {
@@ -1060,10 +1107,10 @@ bool fmu_subsystem::settle_events(double t, bool from_step_mode) noexcept {
       phase_ = st == fmi3Fatal ? phase::fatal : phase::error;
       return fail(fmu_stop::failed, "fmi3DoStep", st, cur);
     }
-    if (terminate) {
-      phase_ = phase::terminated;
-      return fail(fmu_stop::terminated, "fmi3DoStep: terminateSimulation", st, early ? last : end);
-    }
+    // FMI 3.0 Sect. 4.2.1: a discarded step reached lastSuccessfulTime only.
+    if (terminate)
+      return end_simulation("fmi3DoStep: terminateSimulation", st,
+                            early || st == fmi3Discard ? last : end);
     if (st == fmi3Discard) {
       phase_ = phase::terminated;
       char what[160];

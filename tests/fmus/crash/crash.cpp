@@ -3,7 +3,9 @@
 // "process": the worker dies, the master stops safely). Parameter `crash_in`: 0 never (the
 // output y = t then), 1 a null-pointer write in initialisation (fmi2ExitInitializationMode),
 // 2 abort() there, 3 a null-pointer write in the first doStep that would end after
-// `crash_at` [s], 4 abort() there. Built as crash_fmi2.
+// `crash_at` [s], 4 abort() there; 5 no crash, but every fmi2GetReal of y once y (= t) is
+// past crash_at returns fmi2Error; 6 a null-pointer write in fmi2Terminate, 7 one in
+// fmi2FreeInstance. Built as crash_fmi2.
 #include <cstdlib>
 #include <string>
 
@@ -36,6 +38,22 @@ class crash final : public cosim::fmu_kit::model {
     step_outcome r;
     r.reached = t_end;
     return r;
+  }
+
+  [[nodiscard]] const char* get_refusal(std::uint32_t vr) const noexcept override {
+    return crash_in_ == 5 && vr == 0 && y_ > crash_at_ ? "crash: y past crash_at cannot be read"
+                                                       : nullptr;
+  }
+
+  void terminate() noexcept override {
+    if (crash_in_ == 6) null_write();
+  }
+
+  crash(const crash&) = delete;
+  crash& operator=(const crash&) = delete;
+  // fmi2FreeInstance deletes the model.
+  ~crash() override {
+    if (crash_in_ == 7) null_write();
   }
 
  private:

@@ -115,6 +115,8 @@ fmi2Status get(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, Fmi v
   instance& i = *self(c);
   refresh(i);
   for (size_t k = 0; k < nvr; ++k) {
+    if (const char* why = i.m->get_refusal(vr[k]); why != nullptr)
+      return fail(i, std::string(fn) + ": " + why);
     const variable* v = lookup(i, vr[k], t, fn);
     if (v == nullptr) return fmi2Error;
     value[k] = static_cast<Fmi>(*static_cast<const Own*>(v->value));
@@ -236,6 +238,7 @@ fmi2Status fmi2Terminate(fmi2Component c) {
   instance& i = *self(c);
   if (i.state != mode::step && i.state != mode::terminated)
     return fail(i, "fmi2Terminate: not in step mode");
+  i.m->terminate();
   i.state = mode::terminated;
   return fmi2OK;
 }

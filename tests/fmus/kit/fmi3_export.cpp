@@ -118,6 +118,8 @@ fmi3Status get(fmi3Instance c, const fmi3ValueReference vr[], size_t nvr, Fmi va
   if (!scalar_counts(i, nvr, n, fn)) return fmi3Error;
   refresh(i);
   for (size_t k = 0; k < nvr; ++k) {
+    if (const char* why = i.m->get_refusal(vr[k]); why != nullptr)
+      return fail(i, std::string(fn) + ": " + why);
     const variable* v = lookup(i, vr[k], t, fn);
     if (v == nullptr) return fmi3Error;
     values[k] = static_cast<Fmi>(*static_cast<const Own*>(v->value));
@@ -239,6 +241,7 @@ fmi3Status fmi3EnterEventMode(fmi3Instance c) {
 fmi3Status fmi3Terminate(fmi3Instance c) {
   instance& i = *self(c);
   if (!running(i)) return fail(i, "fmi3Terminate: not in step or event mode");
+  i.m->terminate();
   i.state = mode::terminated;
   return fmi3OK;
 }

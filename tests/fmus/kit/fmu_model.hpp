@@ -131,6 +131,13 @@ class model {
   /// True: doStep refuses any step ending after the stop time given to the experiment, by
   /// however little (as some tools' FMUs do); false: a relative slack of 1e-9 is allowed.
   [[nodiscard]] virtual bool exact_stop_time() const noexcept { return false; }
+  /// Why a get of variable vr fails now (it returns fmi2Error / fmi3Error, logging this), or
+  /// nullptr when it may be read.
+  [[nodiscard]] virtual const char* get_refusal(std::uint32_t /*vr*/) const noexcept {
+    return nullptr;
+  }
+  /// fmi2Terminate / fmi3Terminate: the importer ends the simulation.
+  virtual void terminate() noexcept {}
   /// FMU state: copy the model's state into `s` (made by this model's previous get_state,
   /// or null: allocate one). False if the model cannot (its modelDescription.xml then says
   /// canGetAndSetFMUstate="false") or, with `why` set, not now.

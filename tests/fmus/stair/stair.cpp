@@ -6,7 +6,11 @@
 // T_end, fmi3Discard when the step did not reach its end). A step longer than max_step is
 // refused without ending the simulation (fmi2Discard without fmi2Terminated, fmi3Discard
 // without terminateSimulation; the state stays at the step's start), as a model with an
-// internal step limit does. Built as stair_fmi2 and stair_fmi3.
+// internal step limit does. With end_in_step, the step that reaches T_end (or passes it)
+// ends the simulation itself: a step that ends exactly at T_end is complete (FMI 2:
+// fmi2Discard, fmi2Terminated, fmi2LastSuccessfulTime = its end; FMI 3: fmi3OK with
+// terminateSimulation), as FMUs do that announce their end with their last step. Built as
+// stair_fmi2 and stair_fmi3.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -30,6 +34,7 @@ class stair final : public cosim::fmu_kit::model {
     add(2, causality::output, &level_);
     add(3, causality::parameter, &t_end_);
     add(4, causality::parameter, &max_step_);
+    add(5, causality::parameter, &end_in_step_);
   }
 
   bool initialize(double t0, std::string& why) override {
@@ -50,7 +55,9 @@ class stair final : public cosim::fmu_kit::model {
                   " s is longer than max_step = " + std::to_string(max_step_) + " s";
       return r;
     }
-    if (t >= t_end_ - time_slack || t_end > t_end_ + time_slack) {
+    const bool ends = end_in_step_ ? t_end >= t_end_ - time_slack
+                                   : t >= t_end_ - time_slack || t_end > t_end_ + time_slack;
+    if (ends) {
       // Ends at T_end: as far as the step got, never past T_end.
       set_time(std::max(t, std::min(t_end, t_end_)));
       r.what = step_outcome::kind::terminate;
@@ -75,6 +82,7 @@ class stair final : public cosim::fmu_kit::model {
   double level_ = 0.0;
   double t_end_ = 5.5;
   double max_step_ = 1e9;  // [s]
+  bool end_in_step_ = false;
 };
 
 }  // namespace

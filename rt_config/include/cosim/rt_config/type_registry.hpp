@@ -66,6 +66,12 @@ struct subsystem_type {
   std::function<std::unique_ptr<subsystem>(const std::string& name, const param_set& p,
                                            const std::string& integrator)>
       create;
+  /// Optional: an instance with the ports, variables and step create() would give, whose
+  /// model is not started (an FMU without an instance), for a subsystem that runs in a worker
+  /// process (host = "process"): its model lives there only, from instantiation to free.
+  /// Gets the options prepare() would (those about the description, no_feedthrough, apply).
+  std::function<std::unique_ptr<subsystem>(const std::string& name, const prepare_options& o)>
+      describe;
   /// Inputs nothing feeds keep their start value instead of failing the build (FMUs).
   bool unfed_inputs_keep_start = false;
   /// Called by the builder right after create() with the run's length [s] (an FMU sets up

@@ -29,7 +29,8 @@ enum class stop_cause : int {
   error,            // a subsystem thread ended unexpectedly
   model_end,        // a subsystem's model ended the simulation (an FMU's terminateSimulation or
                     // discard) in a step that then returns false: the run completes at that
-                    // step's start; who = the reason
+                    // step's start; who = the reason. (A model that ends exactly at the end of
+                    // a step it completed raises this in its next step.)
   model_error,      // a subsystem's model failed (an FMU's fmiError/fmiFatal); who = the reason
   no_convergence,   // an iterative macro step did not converge (run.on_no_convergence = "stop")
   remote_deadline,  // a remote subsystem (host = "dds") did not answer within its timeout;
@@ -38,10 +39,13 @@ enum class stop_cause : int {
   alarm,            // a stop alarm fired (alarm.hpp); code = its index, who = its name
 };
 
-/// A model that ended the simulation or failed inside a step: that step did not complete, so
-/// the run ends at its start (its last row), in every executor.
+/// Raised by a subsystem's step that then returns false: a model that ended the simulation
+/// or failed inside it, or a remote subsystem whose worker did not answer or was lost during
+/// it. That step did not complete, so the run ends at its start (its last row), in every
+/// executor.
 [[nodiscard]] constexpr bool ends_at_step_start(stop_cause c) noexcept {
-  return c == stop_cause::model_end || c == stop_cause::model_error;
+  return c == stop_cause::model_end || c == stop_cause::model_error ||
+         c == stop_cause::remote_deadline || c == stop_cause::remote_lost;
 }
 
 /// stop_source code of a stale_input stop whose `who` is its whole message.

@@ -21,10 +21,15 @@
 // settled, step mode), continuing an early return to t + h. An FMU that ends the simulation
 // (terminateSimulation, fmi2Discard) raises stop_cause::model_end in the run's stop source (the run
 // completes, the message names the FMU); fmiError/fmiFatal raise model_error; either way that step
-// returns false. steps(t, h, k) does the k steps in one loop, setting held (zero-order hold) inputs
-// once. update_outputs(t) reads outputs and recorded variables in one get call per type. A doStep
-// past the experiment's stop time is never issued. The destructor terminates and frees the
-// instance (on every exit path) and prints the FMU's log messages.
+// returns false. An FMU that ends the simulation exactly at the end of the macro step (its
+// last successful time) completed that step: it returns true, its outputs there are read, and
+// the next step returns false raising model_end, so the run keeps that communication point.
+// A get that fails (fmiError) at a communication point gives non-finite outputs, so the step
+// that led there fails: the run ends at its start with model_error naming the call. steps(t, h, k)
+// does the k steps in one loop, setting held (zero-order hold) inputs once. update_outputs(t) reads
+// outputs and recorded variables in one get call per type. A doStep past the experiment's stop time
+// is never issued. The destructor terminates and frees the instance (on every exit path) and prints
+// the FMU's log messages.
 //
 // Output derivatives: with maxOutputDerivativeOrder m >= 1, every continuous real output port
 // declares derivative_order min(m, 4) and output_derivatives(o) gives d^i/dt^i, i = 1..that
@@ -114,8 +119,11 @@ class fmu_subsystem final : public subsystem {
  public:
   /// Instantiates the FMU and sets `parameters`. Throws cosim::error naming the FMU (and the
   /// variable) when a function is missing, instantiation fails or a value is refused.
+  /// With `instantiate` false it only describes the FMU (ports, variables; its binary is
+  /// loaded and checked, no instance is made, `parameters` are not used): the template of a
+  /// proxy whose FMU lives in a worker process (host = "process"); it cannot be run.
   fmu_subsystem(std::string name, std::shared_ptr<loaded_fmu> fmu,
-                const std::vector<parameter_value>& parameters);
+                const std::vector<parameter_value>& parameters, bool instantiate = true);
   ~fmu_subsystem() override;
 
   /// fmi2/3SetDebugLogging: only these log categories (none: logging off). Without a call
@@ -226,6 +234,12 @@ class fmu_subsystem final : public subsystem {
   bool settle_events(double t, bool from_step_mode) noexcept;
   /// Records why the run stops (first cause only); returns false for `return fail(...)`.
   bool fail(fmu_stop kind, const char* what, int status, double t) noexcept;
+  /// The FMU asked to end the simulation at FMU time `last` (`what`: how it said so). True
+  /// if that is the end of the macro step being computed: the step is complete, its values
+  /// stand, and the run ends at the next step (model_end raised there).
+  bool end_simulation(const char* what, int status, double last) noexcept;
+  /// A step after the FMU ended or failed: false, raising a pending end.
+  bool refuse_step() noexcept;
   void end_instance() noexcept;
   /// One parameter as the user set it, checked against its type; set by set_parameters().
   struct set_value {
@@ -319,6 +333,9 @@ class fmu_subsystem final : public subsystem {
   time_point comm_t_{};  // of the last update_outputs
   time_point saved_t_{};
 
+  // The macro step do_steps is computing (its k steps), for an FMU that ends in it.
+  time_point step_from_{}, step_to_{};
+  bool end_pending_ = false;  // ended at step_to_: model_end is raised at the next step
   fmu_stop stop_ = fmu_stop::none;
   std::array<char, 1024> stop_text_{};
   stop_source* run_stop_ = nullptr;  // the run's, between start() and stop()
