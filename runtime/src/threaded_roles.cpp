@@ -100,7 +100,7 @@ void subsystem_worker::run() noexcept {
 void subsystem_worker::loop() noexcept {
   const bool realtime = shared_.opt.realtime;
   const run_plan& plan = shared_.plan;
-  const std::int64_t H_ns = shared_.H_ns();
+  const std::int64_t H_ns = shared_.period_ns();
   const auto& conns = shared_.sys.connections();
   subsystem& sub = shared_.sys.at(index_);
   step_record rec;
@@ -223,7 +223,7 @@ void watchdog::run() noexcept {
   shared_.wait_for_go();
   const watchdog_setup& setup = shared_.opt.watchdog;
   const run_plan& plan = shared_.plan;
-  const std::int64_t H_ns = shared_.H_ns();
+  const std::int64_t H_ns = shared_.period_ns();
   const auto steps = static_cast<std::uint64_t>(plan.macro_steps);
   // Checked every few milliseconds, not every period, and half a period away from the
   // releases: the watchdog outranks the subsystem threads, so waking with them would delay
@@ -314,7 +314,7 @@ void step_observers::step(std::size_t thread, std::int64_t n, time_point t_end,
   it.wake_max_ns = std::max(it.wake_max_ns, rec.wake_latency_ns);
   it.exec_max_ns = std::max(it.exec_max_ns, rec.exec_ns);
   if (opt.realtime) {
-    const std::int64_t slack = rec.release_ns + shared_.H_ns() - (rec.begin_ns + rec.exec_ns);
+    const std::int64_t slack = rec.release_ns + shared_.period_ns() - (rec.begin_ns + rec.exec_ns);
     it.slack_min_ns = it.steps == 0 ? slack : std::min(it.slack_min_ns, slack);
   }
   it.overruns += rec.overrun;
@@ -360,7 +360,7 @@ void step_recorder::pause(backoff& b) const noexcept {
     b.pause();
     return;
   }
-  const std::int64_t H_ns = shared_.H_ns();
+  const std::int64_t H_ns = shared_.period_ns();
   const std::int64_t now = monotonic_now_ns();
   const std::int64_t mid = shared_.start_ns + H_ns / 2;
   const std::int64_t next = now < mid ? mid : mid + ((now - mid) / H_ns + 1) * H_ns;

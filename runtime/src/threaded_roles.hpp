@@ -86,7 +86,7 @@ struct shared_state {
   std::atomic<std::int64_t> stop_busy_ns{0};
   std::atomic<std::int64_t> stop_step{0};  // the step the hung thread was inside
 
-  [[nodiscard]] std::int64_t H_ns() const noexcept { return plan.macro_step.count(); }
+  [[nodiscard]] std::int64_t period_ns() const noexcept { return plan.macro_step.count(); }
   /// Moves the schedule to at least s; false if another thread already moved it as far.
   bool raise_shift(std::int64_t s) noexcept;
   /// Raises c (none: the run ended) and releases every thread.
