@@ -156,7 +156,9 @@ TEST(UdpInputDriver, StaleHoldsThenStops) {
   d->update_outputs({});
   EXPECT_TRUE(stop.stop_requested());
   EXPECT_EQ(stop.cause(), cosim::stop_cause::stale_input);
-  EXPECT_STREQ(stop.who(), "joystick");  // the stop message names the driver
+  // The stop message names the driver and the limit that tripped.
+  EXPECT_STREQ(stop.who(),
+               "no fresh input from driver 'joystick' within drivers.joystick.stop_after = 0.2 s");
   EXPECT_TRUE(d->stats().stale_stop);
   EXPECT_EQ(d->stats().stale_events, 1U);  // one event per fresh -> stale transition
   d->stop(false);
