@@ -62,13 +62,14 @@ std::vector<key_doc> documented_keys() {
        "an input (as the subsystem sees it at the row's time)"},
       // Presets and the common sections.
       {"model.name", "preset model to expand (see below); `cosim run X --print-system` shows it"},
-      {"run.mode", "executor: offline (one thread, deterministic), threaded, realtime"},
+      {"run.mode", "executor: offline (default; one thread, deterministic), threaded, realtime"},
       {"run.duration",
-       "simulated time [s]; rounded up to whole macro steps (times are kept in integer "
+       "simulated time [s], required (a system of one FMU without it runs the FMU's "
+       "DefaultExperiment); rounded up to whole macro steps (times are kept in integer "
        "nanoseconds: a step or duration is first rounded to 1 ns, so `macro_step = "
        "0.3333333333333333` runs 333333333 ns steps)"},
       {"run.macro_step", "communication step H [s]"},
-      {"run.scheme", "jacobi or gauss-seidel"},
+      {"run.scheme", "jacobi (default) or gauss-seidel"},
       {"run.order",
        "subsystem order for Gauss-Seidel and start-up, e.g. [\"multibody\", \"hydraulics\"]"},
       {"run.output_interval",
@@ -91,7 +92,7 @@ std::vector<key_doc> documented_keys() {
       {"<subsystem>.smoothing",
        "true: deliver outputs averaged over the internal steps of each interval (004 Sect. 2.2)"},
       {"coupling.extrapolation",
-       "input extrapolation order 0-4 (0 = ZOH) for every coupling input"},
+       "input extrapolation order 0-4 (0 = ZOH) for every coupling input; default 0"},
       {"coupling.energy_correction",
        "true: energy-based correction of every bond input (docs/coupling.md); default false"},
       {"coupling.feedthrough_correction",

@@ -1,12 +1,15 @@
 // csv_writer: rows of any width are written whole and read back to the same doubles; a
 // crash (abort, a fault) or an exit() while the file is open keeps every completed row.
 #include "cosim/runtime/csv_writer.hpp"
+#include "cosim/runtime/time.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -193,3 +196,72 @@ TEST(CsvWriter, AColumnTwiceIsRefusedBeforeTheFileIsTouched) {
 }
 
 }  // namespace
+
+namespace {
+
+// The exact decimal of n ns in seconds, computed independently of seconds_to_chars: printf of
+// the whole seconds and the nine fractional digits, trailing zeros (and a bare point) cut.
+std::string exact_decimal(long long n) {
+  const bool neg = n < 0;
+  const unsigned long long u =
+      neg ? 0ULL - static_cast<unsigned long long>(n) : static_cast<unsigned long long>(n);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%s%llu.%09llu", neg ? "-" : "", u / 1000000000ULL,
+                u % 1000000000ULL);
+  std::string s = buf;
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
+/// to_seconds(d) as results.csv prints it (shortest round-trip form).
+std::string printed(cosim::duration d) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, cosim::to_seconds(d));
+  return {buf, r.ptr};
+}
+
+}  // namespace
+
+// Every time printed (results.csv, summary.json) is the exact decimal of its tick: 9 ms is
+// "0.009", not "0.009000000000000001" (ticks times 1e-9), so results join on time strings.
+TEST(TimeText, EveryTickBelowAMillionSecondsPrintsAsItsExactDecimal) {
+  for (long long n :
+       {0LL, 1LL, -1LL, 9'000'000LL, 10'000'000'000LL, 2'000'000'000LL, 3'000'000'000LL,
+        123'456'789LL, 1'000'000'001LL, -500'000'000LL, 999'999'999'999'999LL})
+    EXPECT_EQ(printed(cosim::duration{n}), exact_decimal(n)) << n;
+  // Step sizes of the shipped scenarios and of tool FMUs, 200 000 steps each.
+  for (long long step :
+       {1LL, 50'000LL, 100'000LL, 200'000LL, 1'000'000LL, 9'000'000LL, 10'000'000LL, 62'500'000LL})
+    for (long long k = 0; k < 200'000; ++k)
+      ASSERT_EQ(printed(cosim::duration{k * step}), exact_decimal(k * step)) << k * step;
+  for (long long n = 0; n < 2'000'000'000LL; n += 999'983LL)  // a prime stride: every digit
+    ASSERT_EQ(printed(cosim::duration{n}), exact_decimal(n)) << n;
+}
+
+TEST(CsvWriter, TimesAreWrittenAsTheExactDecimalsOfTheirTicks) {
+  const std::string path = temp_path("cosim_csv_writer_time.csv");
+  const std::vector<std::string> cols{"t", "x"};
+  {
+    cosim::csv_writer w(path, 1);
+    w.begin(cols);
+    for (long long k = 0; k <= 1000; ++k) {
+      const double t = cosim::to_seconds(cosim::duration{k * 9'000'000LL});
+      const std::vector<double> row{t, t};
+      w.write(row);
+    }
+    w.end();
+    ASSERT_FALSE(w.failed()) << w.failure();
+  }
+  std::ifstream in(path);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  for (long long k = 0; k <= 1000; ++k) {
+    ASSERT_TRUE(std::getline(in, line));
+    const auto f = split(line);
+    ASSERT_EQ(f.size(), 2u);
+    EXPECT_EQ(f[0], exact_decimal(k * 9'000'000LL)) << line;
+    EXPECT_EQ(f[1], f[0]);
+  }
+  std::filesystem::remove(path);
+}

@@ -102,6 +102,12 @@ TEST(Cli, HelpTextsExitZeroAndSayWhatTheyDo) {
   EXPECT_NE(top.out.find("co-simulation"), std::string::npos) << top.out;
   EXPECT_NE(top.out.find("run"), std::string::npos);
   EXPECT_NE(top.out.find("compare"), std::string::npos);
+  // A newcomer's page: first steps, where the docs are, one line per command (the paper
+  // notation and formulas are in each command's own --help and in docs/).
+  EXPECT_NE(top.out.find("First steps"), std::string::npos) << top.out;
+  EXPECT_NE(top.out.find("docs/tools.md"), std::string::npos) << top.out;
+  EXPECT_EQ(top.out.find("Eq."), std::string::npos) << top.out;
+  EXPECT_LE(std::count(top.out.begin(), top.out.end(), '\n'), 45) << top.out;
 
   const result run = cosim(dir, "run --help");
   EXPECT_EQ(run.code, 0) << run.err;
@@ -113,6 +119,7 @@ TEST(Cli, HelpTextsExitZeroAndSayWhatTheyDo) {
   const result cmp = cosim(dir, "compare --help");
   EXPECT_EQ(cmp.code, 0) << cmp.err;
   EXPECT_NE(cmp.out.find("Compare two results.csv"), std::string::npos) << cmp.out;
+  EXPECT_NE(cmp.out.find("004 Eq. 7"), std::string::npos) << cmp.out;  // the whole text is here
 
   // No subcommand is a usage error.
   EXPECT_EQ(cosim(dir, "").code, 2);
@@ -356,6 +363,42 @@ TEST(Cli, CompareGivesZerosForItselfAndDifferencesOtherwise) {
 
   // A column that does not exist is an input error.
   EXPECT_EQ(cosim(dir, "compare a/results.csv b/results.csv --columns nope").code, 2);
+}
+
+// results.csv and summary.json print times as the exact decimals of their ticks: with
+// H = 9 ms every row's t is k * 0.009 written out (0.009, 0.018, ..., never
+// 0.009000000000000001), and the summary's stop time is the last row's string.
+TEST(Cli, TimesInTheResultsAreExactDecimals) {
+  temp_dir dir;
+  const result r =
+      cosim(dir, "run " + std::string(COSIM_SOURCE_DIR) +
+                     "/rt_config/scenarios/crane_m1_fs.toml --set run.macro_step=0.009 "
+                     "--set run.duration=0.9 --out out -q");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream csv(dir / "out/results.csv");
+  std::string line;
+  std::getline(csv, line);
+  long long k = 0;
+  std::string last;
+  while (std::getline(csv, line)) {
+    const std::string t = line.substr(0, line.find(','));
+    const long long ms = 9 * k;  // exact decimal of k * 9 ms, built from integers
+    std::string want = std::to_string(ms / 1000);
+    if (ms % 1000 != 0) {
+      char frac[8];
+      std::snprintf(frac, sizeof frac, "%03lld", ms % 1000);
+      std::string f = frac;
+      while (f.back() == '0') f.pop_back();
+      want += "." + f;
+    }
+    ASSERT_EQ(t, want) << "row " << k;
+    last = t;
+    ++k;
+  }
+  EXPECT_EQ(k, 101);
+  std::ifstream sj(dir / "out/summary.json");
+  const std::string summary((std::istreambuf_iterator<char>(sj)), std::istreambuf_iterator<char>());
+  EXPECT_NE(summary.find("\"stop_time_s\": " + last + ","), std::string::npos) << summary;
 }
 
 }  // namespace

@@ -33,8 +33,13 @@ constexpr duration to_duration(double seconds) noexcept {
   const double ns = seconds * 1e9;
   return duration{static_cast<std::int64_t>(ns < 0 ? ns - 0.5 : ns + 0.5)};
 }
+/// Ticks to seconds by one correctly rounded division: the double nearest the exact decimal
+/// (9 ms gives 0.009; multiplying by 1e-9, itself inexact, gave 0.009000000000000001 and
+/// 2e9 ticks 2.0000000000000004). Below 1e6 s the shortest round-trip form of the result is
+/// that exact decimal, so every output (results.csv, summary.json, logs) prints times as
+/// 0.009 and two results join on equal time strings.
 constexpr double to_seconds(duration d) noexcept {
-  return static_cast<double>(d.count()) * 1e-9;
+  return static_cast<double>(d.count()) / 1e9;
 }
 constexpr double to_seconds(time_point t) noexcept {
   return to_seconds(t.time_since_epoch());
