@@ -18,6 +18,7 @@ quasi_newton::quasi_newton(std::size_t n, int reuse, std::size_t capacity)
       r_mat_(n * n, 0.0),
       c_(n, 0.0),
       col_(n, 0.0),
+      weight_(n, 0.0),
       kept_(n, 0) {}
 
 std::size_t quasi_newton::slot(std::size_t age) const noexcept {
@@ -53,13 +54,15 @@ void quasi_newton::add(std::span<const double> u, std::span<const double> y) noe
 
 bool quasi_newton::solve(std::span<const double> scale, std::span<double> next) noexcept {
   if (!have_prev_ || n_ == 0) return false;
+  // A variable with a zero scale (abs = 0 and never away from 0) weighs as one unit.
+  for (std::size_t i = 0; i < n_; ++i) weight_[i] = scale[i] > 0.0 ? 1.0 / scale[i] : 1.0;
   std::size_t kept = 0;
   for (std::size_t age = 0; age < count_ && kept < n_; ++age) {
     const std::size_t s = slot(age);
     const double* v = &v_[s * n_];
     double norm0 = 0.0;
     for (std::size_t i = 0; i < n_; ++i) {
-      col_[i] = v[i] / scale[i];
+      col_[i] = v[i] * weight_[i];
       norm0 += col_[i] * col_[i];
     }
     norm0 = std::sqrt(norm0);
@@ -89,7 +92,7 @@ bool quasi_newton::solve(std::span<const double> scale, std::span<double> next) 
   for (std::size_t j = 0; j < kept; ++j) {
     const double* q = &q_[j * n_];
     double d = 0.0;
-    for (std::size_t i = 0; i < n_; ++i) d += q[i] * r_[i] / scale[i];
+    for (std::size_t i = 0; i < n_; ++i) d += q[i] * r_[i] * weight_[i];
     c_[j] = -d;
   }
   for (std::size_t j = kept; j-- > 0;) {

@@ -56,7 +56,7 @@ class quasi_newton {
   std::vector<double> r_prev_, y_prev_, r_;
   bool have_prev_ = false;
   // QR workspace: q_ n x n, r_mat_ n x n (upper), kept_ the slots of the kept columns.
-  std::vector<double> q_, r_mat_, c_, col_;
+  std::vector<double> q_, r_mat_, c_, col_, weight_;
   std::vector<std::size_t> kept_;
 };
 
