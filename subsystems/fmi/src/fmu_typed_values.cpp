@@ -18,7 +18,7 @@ T to_type(double v) noexcept {
     return static_cast<T>(v);
   } else {
     if (!(v == v)) return T{0};
-    // Ties away from zero, as every integer input of an FMU (fmu_subsystem.cpp's to_int32).
+    // Ties away from zero, as every integer input of an FMU (to_int32 in fmu_typed_values.hpp).
     const double r = std::round(v);
     // (double)max may round up to 2^bits: >= catches it before the cast would overflow.
     if (r >= static_cast<double>(std::numeric_limits<T>::max()))

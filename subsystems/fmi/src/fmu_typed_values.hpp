@@ -3,8 +3,10 @@
 // Enumeration as Int64) and FMI 2.0 Enumeration (as Integer): exchanged as doubles, one
 // get/set call per type (private to subsystems/fmi/src). Real, Integer/Int32 and Boolean
 // keep their own paths in fmu_subsystem.cpp.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,14 @@
 #include "cosim/fmi/model_description.hpp"
 
 namespace cosim::fmi {
+
+/// v as an Integer / Int32: rounded to nearest, ties away from zero, saturated (NaN -> 0).
+[[nodiscard]] inline std::int32_t to_int32(double v) noexcept {
+  if (!(v == v)) return 0;
+  if (v >= 2147483647.0) return std::numeric_limits<std::int32_t>::max();
+  if (v <= -2147483648.0) return std::numeric_limits<std::int32_t>::min();
+  return static_cast<std::int32_t>(std::lround(v));
+}
 
 /// True for the types this file exchanges (see above).
 [[nodiscard]] constexpr bool is_typed_other(var_type t) noexcept {
