@@ -8,6 +8,8 @@
 #include <type_traits>
 #include <variant>
 
+#include "fmu_types.hpp"
+
 namespace cosim::config::ssp {
 
 const connector* find_connector(const std::vector<connector>& cs, std::string_view name) {
@@ -439,7 +441,7 @@ toml::table ssd_reader::table() const {
   toml::table subs;
   for (std::size_t i = 0; i < components_.size(); ++i) {
     toml::table s;
-    s.insert("type", "fmu:" + components_[i].fmu);
+    s.insert("type", fmu_type_name(components_[i].fmu));
     if (!params_[i].empty()) {
       toml::table p;
       for (const auto& entry : params_[i]) {
