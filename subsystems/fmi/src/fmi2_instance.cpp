@@ -202,11 +202,14 @@ class fmi2_instance final : public fmu_instance {
     for (std::size_t j = 0; j < n; ++j) bools_[j] = src[j] != 0 ? fmi2True : fmi2False;
     return api_.set_boolean2(handle_, vrs, n, bools_.data());
   }
+  double typed_as_sent(var_type type, double v) const noexcept override {
+    return cosim::fmi::typed_as_sent<2>(type, v);
+  }
   int get_typed(typed_group& g, double* dst, const char*& call) noexcept override {
-    return typed_get(api_, 2, handle_, g, dst, call);
+    return typed_get<2>(api_, handle_, g, dst, call);
   }
   int set_typed(typed_group& g, const double* src, bool all, const char*& call) noexcept override {
-    return typed_set(api_, 2, handle_, g, src, all, call);
+    return typed_set<2>(api_, handle_, g, src, all, call);
   }
 
   bool step(double tc, double h, bool rollback) noexcept override {

@@ -104,7 +104,8 @@ class fmu_instance {
   virtual int set_integer(const std::uint32_t* vrs, std::size_t n,
                           const std::int32_t* src) noexcept = 0;
   virtual int set_boolean(const std::uint32_t* vrs, std::size_t n, const char* src) noexcept = 0;
-  /// The other number types (fmu_typed_values.hpp).
+  /// The other number types (fmu_typed_values.hpp): v as the FMU receives it in `type`.
+  [[nodiscard]] virtual double typed_as_sent(var_type type, double v) const noexcept = 0;
   virtual int get_typed(typed_group& g, double* dst, const char*& call) noexcept = 0;
   virtual int set_typed(typed_group& g, const double* src, bool all,
                         const char*& call) noexcept = 0;

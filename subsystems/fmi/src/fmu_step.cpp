@@ -4,10 +4,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "cosim/fmi/fmu_subsystem.hpp"
 #include "fmu_instance.hpp"
@@ -22,6 +23,15 @@ namespace {
 // point is that point.
 constexpr double half_tick_s = 0.5e-9;
 
+// Equal bit for bit (a double's NaN and -0.0 count as changes).
+template <class T>
+bool same_bits(T a, T b) noexcept {
+  if constexpr (std::is_floating_point_v<T>)
+    return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+  else
+    return a == b;
+}
+
 // Puts the inputs of `g` whose value (value_of(port)) differs bitwise from the last sent
 // (every one when `all`) into vrs / buf, and remembers them in `last`; returns how many.
 template <class Group, class T, class ValueOf>
@@ -30,7 +40,7 @@ std::size_t collect_changed(const Group& g, std::vector<T>& last, T* buf, std::u
   std::size_t n = 0;
   for (std::size_t j = 0; j < g.vrs.size(); ++j) {
     const T v = value_of(g.slots[j]);
-    if (!all && std::memcmp(&v, &last[j], sizeof(T)) == 0) continue;
+    if (!all && same_bits(v, last[j])) continue;
     last[j] = v;
     vrs[n] = g.vrs[j];
     buf[n++] = v;
@@ -142,7 +152,7 @@ double fmu_subsystem::do_received_input(std::size_t i, time_point t) const noexc
     const double v = input(i).value_at(t);
     if (group == 2) return static_cast<double>(to_int32(v));
     if (group == 3) return v >= 0.5 ? 1.0 : 0.0;
-    if (group >= 4) return typed_as_sent(in_other_[group - 4].type, major_, v);
+    if (group >= 4) return inst_->typed_as_sent(in_other_[group - 4].type, v);
     return v;
   }
   switch (group) {
@@ -153,7 +163,7 @@ double fmu_subsystem::do_received_input(std::size_t i, time_point t) const noexc
     case 3:
       return in_bool_last_[j] != 0 ? 1.0 : 0.0;
     default:
-      return typed_as_sent(in_other_[group - 4].type, major_, in_other_[group - 4].last[j]);
+      return inst_->typed_as_sent(in_other_[group - 4].type, in_other_[group - 4].last[j]);
   }
 }
 

@@ -41,19 +41,25 @@ void add_typed(std::vector<typed_group>& groups, var_type type, std::uint32_t vr
 /// Float32): "is not an integer", "is outside the Int8 range -128 .. 127".
 [[nodiscard]] std::string typed_value_problem(var_type type, int major, double v);
 
+// The value and call functions take the FMI major version (2 or 3) as a template argument:
+// each adapter instantiates its own, so no version is tested while running.
+
 /// v as the FMU receives it in `type`: what typed_set sends for v, as a double.
-[[nodiscard]] double typed_as_sent(var_type type, int major, double v) noexcept;
+template <int Major>
+[[nodiscard]] double typed_as_sent(var_type type, double v) noexcept;
 
 /// Gets the group's values and writes value j to dst[slots[j]]. Returns the FMI status;
 /// `call` names the function. Allocation-free.
-int typed_get(const fmu_subsystem::api& a, int major, void* instance, typed_group& g, double* dst,
+template <int Major>
+int typed_get(const fmu_subsystem::api& a, void* instance, typed_group& g, double* dst,
               const char*& call) noexcept;
 
 /// Sends value src[slots[j]] of each entry whose bits differ from the last sent (every entry
 /// when `all`), converted to the type: integers rounded to nearest, ties away from zero (as
 /// Integer/Int32 inputs and Booleans), and saturated at the type's range (NaN -> 0),
 /// Float32 rounded. Returns the FMI status. Allocation-free.
-int typed_set(const fmu_subsystem::api& a, int major, void* instance, typed_group& g,
-              const double* src, bool all, const char*& call) noexcept;
+template <int Major>
+int typed_set(const fmu_subsystem::api& a, void* instance, typed_group& g, const double* src,
+              bool all, const char*& call) noexcept;
 
 }  // namespace cosim::fmi

@@ -1,6 +1,12 @@
 #pragma once
 // An FMI 2.0 / 3.0 co-simulation FMU as a cosim::subsystem.
 //
+// Code: construction and life cycle in src/fmu_subsystem.cpp, parameters in
+// fmu_parameters.cpp, the run (inputs, steps, outputs, stops) in fmu_step.cpp, rollback in
+// fmu_state.cpp, partial derivatives in fmu_partials.cpp, the feedthrough probe in
+// fmu_probe.cpp. Every FMI call goes through one instance interface (src/fmu_instance.hpp)
+// with an adapter per version (fmi2_instance.cpp, fmi3_instance.cpp).
+//
 // Ports: the FMU's scalar input and output variables of type Real/Float64, Integer/Int32 or
 // Boolean (as doubles; booleans 0/1), with their units, role signal; an output is direct
 // feedthrough when ModelStructure says it depends on an input (or lists no dependencies).
