@@ -8,6 +8,7 @@
 #include "cosim/rt_config/scenario.hpp"
 #include "cosim/rt_config/type_registry.hpp"
 #include "dds_config.hpp"
+#include "fmu_types.hpp"
 #include "iteration_keys.hpp"
 
 namespace cosim::config {
@@ -183,8 +184,8 @@ std::string system_toml(const scenario& sc) {
 
   for (const auto& d : sc.system.subsystems) {
     o << "\n[subsystems." << key(d.name) << "]\n";
-    if (d.type.rfind("fmu:", 0) == 0)
-      o << "fmu = " << str(d.type.substr(4)) << "\n";  // absolute: the file may be elsewhere
+    if (const auto path = fmu_path_of(d.type))
+      o << "fmu = " << str(*path) << "\n";  // absolute: the file may be elsewhere
     else
       o << "type = " << str(d.type) << "\n";
     const auto it = sc.subsystems.find(d.name);

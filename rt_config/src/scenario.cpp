@@ -12,6 +12,7 @@
 #include "cosim/runtime/limits.hpp"
 #include "cosim/runtime/scheme.hpp"
 #include "dds_config.hpp"
+#include "fmu_types.hpp"
 #include "iteration_keys.hpp"
 #include "ssp_reader.hpp"
 #include "system_file.hpp"
@@ -206,7 +207,7 @@ scenario read(config_reader& r) {
     // declare so the user can choose.
     std::string declared;
     for (const auto& d : sc.system.subsystems) {
-      if (d.type.rfind("fmu:", 0) != 0) continue;
+      if (!is_fmu_type(d.type)) continue;
       const subsystem_type* t = find_subsystem_type(d.type);
       if (t != nullptr && t->default_duration)
         declared += (declared.empty() ? "" : ", ") + d.name + ": " +

@@ -4,6 +4,7 @@
 
 #include "cosim/runtime/error.hpp"
 #include "cosim/runtime/json_writer.hpp"
+#include "fmu_types.hpp"
 
 namespace cosim::config {
 
@@ -94,7 +95,7 @@ const std::vector<subsystem_type>& subsystem_types() {
 }
 
 const subsystem_type* find_subsystem_type(const std::string& name) {
-  if (name.rfind("fmu:", 0) == 0) return fmu_subsystem_type(name.substr(4));
+  if (const auto path = fmu_path_of(name)) return fmu_subsystem_type(*path);
   for (const auto& t : subsystem_types())
     if (t.name == name) return &t;
   return nullptr;
