@@ -11,7 +11,7 @@ namespace cosim::config {
 
 namespace {
 
-std::string trim(std::string s) {
+std::string trim(const std::string& s) {
   const auto first = s.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return {};
   const auto last = s.find_last_not_of(" \t\r\n");

@@ -23,8 +23,8 @@
 namespace {
 
 using cosim::cli::json_value;
-using cosim::test_process::slurp;
 using cosim::test::temp_dir;
+using cosim::test_process::slurp;
 
 const std::string exe = COSIM_EXE;
 const std::string device_exe = std::string(COSIM_BINARY_DIR) + "/tools/device/cosim-device";
@@ -152,6 +152,17 @@ TEST(Provenance, SummaryRecordsSoftwareHostAndStart) {
   const std::time_t t = parse_utc(started);
   EXPECT_GE(t, before);
   EXPECT_LE(t, after);
+
+  // The run's report shows them in one line.
+  const result rep = run(dir, exe, "report out");
+  ASSERT_EQ(rep.code, 0) << rep.err;
+  const std::string html = slurp(dir / "out/report.html");
+  EXPECT_NE(html.find("<p id=\"provenance\">cosim " + project_version() + " (commit " +
+                      at(sw, "commit").str + ", "),
+            std::string::npos);
+  EXPECT_NE(html.find(std::string(") on ") + u.nodename + " (kernel " + u.release),
+            std::string::npos);
+  EXPECT_NE(html.find("started " + started + "</p>"), std::string::npos);
 }
 
 TEST(Provenance, ConfigKeepsRuntimeKeysInForce) {
