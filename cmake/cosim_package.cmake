@@ -7,14 +7,16 @@ if(COSIM_HELP2MAN)
   set(_name_cosim "real-time hardware-in-the-loop co-simulation runtime")
   set(_name_cosim-device "simulated bench devices speaking the cosim bench protocol")
   foreach(_prog cosim cosim-device)
-    add_custom_command(OUTPUT ${_man}/${_prog}.1
+    # Compressed as Debian policy wants (gzip -n: no time stamp, the same bytes every build).
+    add_custom_command(OUTPUT ${_man}/${_prog}.1.gz
       COMMAND ${CMAKE_COMMAND} -E make_directory ${_man}
       COMMAND ${COSIM_HELP2MAN} --no-info --no-discard-stderr --output=${_man}/${_prog}.1
               "--name=${_name_${_prog}}" $<TARGET_FILE:${_prog}>
+      COMMAND gzip -9nf ${_man}/${_prog}.1
       DEPENDS ${_prog}
       COMMENT "Writing the man page of ${_prog} (help2man)"
       VERBATIM)
-    list(APPEND _man_pages ${_man}/${_prog}.1)
+    list(APPEND _man_pages ${_man}/${_prog}.1.gz)
   endforeach()
   add_custom_target(cosim_man_pages ALL DEPENDS ${_man_pages})
   install(FILES ${_man_pages} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
@@ -30,6 +32,15 @@ set(CPACK_PACKAGE_NAME cosim)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "cosim maintainers <cosim@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Real-time hardware-in-the-loop co-simulation runtime")
+# Lines under 80 characters (lintian extended-description-line-too-long).
+set(CPACK_PACKAGE_DESCRIPTION
+    "Subsystems stepped at fixed macro steps on pinned real-time threads,
+exchanging coupling variables through lock-free rings, with UDP bench
+drivers, a watchdog and an energy-residual safety stop. The package holds
+the cosim and cosim-device programs, the cosim@.service unit template, and
+the headers, static libraries and CMake/pkg-config files to embed the
+runtime or to build subsystem plugins.")
+set(CPACK_STRIP_FILES ON)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
