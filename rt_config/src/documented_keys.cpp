@@ -11,6 +11,9 @@ namespace cosim::config {
 std::vector<key_doc> documented_keys() {
   std::vector<key_doc> keys{
       // System files (docs/systems.md); `cosim types` lists types and their parameters.
+      {"plugins",
+       "top level: shared libraries with subsystem types (cosim/rt_config/plugin.hpp, "
+       "examples/my_models), loaded before the subsystems are read; paths relative to the file"},
       {"subsystems.<name>.type", "system file: registered subsystem type (`cosim types`)"},
       {"subsystems.<name>.fmu",
        "system file, instead of type: an FMI 2.0/3.0 co-simulation FMU (path relative to the "

@@ -23,7 +23,7 @@ std::string join(const std::vector<std::string>& v) {
 
 std::string known_types() {
   std::vector<std::string> names;
-  for (const auto& t : subsystem_types()) names.push_back(t.name);
+  for (const subsystem_type* t : all_subsystem_types()) names.push_back(t->name);
   return join(names);
 }
 

@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "cosim/runtime/error.hpp"
 #include "cosim/runtime/rt_log.hpp"
+#include "cosim/runtime/version.hpp"
 
 namespace cosim::cli {
 
@@ -67,6 +68,8 @@ int main_entry(int argc, char** argv) {
       "the results up to the stop are kept); 2 bad input or I/O error (the message names the\n"
       "file, key or option); 3 a subsystem did not return and was abandoned."};
   app.require_subcommand(1);
+  app.set_version_flag("--version", cosim::version_line("cosim"),
+                       "Print the version, commit, build type and compiler, and exit");
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
   std::string log_level = "info";
   auto* level = app.add_option("--log-level", log_level,

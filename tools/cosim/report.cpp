@@ -551,6 +551,20 @@ std::string make_report(const report_request& req) {
          num(number_at(summary, {"wall_time_s"}).value_or(NAN)) + " s wall (real-time factor " +
          num(number_at(summary, {"real_time_factor"}).value_or(NAN)) + "); " +
          std::to_string(res.rows.size()) + " rows in " + escape(results_path) + "</p>\n";
+  // Which software ran where and when (summary.json's provenance; absent in older summaries).
+  if (const json_value* sw = summary.find("software")) {
+    const json_value* host = summary.find("host");
+    const auto field = [](const json_value* o, const char* k) {
+      const json_value* v = o != nullptr ? o->find(k) : nullptr;
+      return v != nullptr ? text_of(*v) : std::string("?");
+    };
+    h += "<p id=\"provenance\">cosim " + escape(field(sw, "version")) + " (commit " +
+         escape(field(sw, "commit")) + ", " + escape(field(sw, "build_type")) + ", " +
+         escape(field(sw, "compiler")) + ") on " + escape(field(host, "hostname")) + " (kernel " +
+         escape(field(host, "kernel")) + ", PREEMPT_RT " + escape(field(host, "preempt_rt")) +
+         ", " + escape(field(host, "cpu_model")) + "), started " +
+         escape(string_at(summary, "started_at")) + "</p>\n";
+  }
   // summary.json counts the rows the run wrote: fewer in results.csv means the file was cut
   // (a copy interrupted, a disk that filled later) or edited, and the plots end early.
   if (const std::optional<double> rows = number_at(summary, {"rows"});

@@ -47,6 +47,7 @@
 #include "cosim/drivers/driver_config.hpp"
 #include "cosim/runtime/errno_text.hpp"
 #include "cosim/runtime/rt_thread.hpp"
+#include "cosim/runtime/version.hpp"
 #include "cosim/subsystems/crane_model.hpp"
 #include "cosim/subsystems/manoeuvre.hpp"
 
@@ -373,6 +374,8 @@ int main(int argc, char** argv) try {
       "Simulated bench devices speaking the bench wire protocol (drivers/PROTOCOL.md).\n"
       "Exit codes (as cosim): 0 done, 2 bad input or I/O error."};
   app.require_subcommand(1);
+  app.set_version_flag("--version", cosim::version_line("cosim-device"),
+                       "Print the version, commit, build type and compiler, and exit");
   joystick_options jo;
   auto* js =
       app.add_subcommand("joystick", "Replay kappa(t) as command datagrams on wall-clock time");

@@ -10,6 +10,7 @@ packages=(
   chromium
   rt-tests clang libclang-rt-14-dev clang-tidy lld
   strace
+  libcap2-bin help2man lintian
 )
 missing=()
 for p in "${packages[@]}"; do

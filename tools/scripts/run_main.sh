@@ -13,7 +13,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 tools/scripts/install_deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build --target cosim cosim-device -j"$(nproc)"
+# The programs, and the FMUs the README's examples run (build/tests/fmus/: the bouncing ball,
+# the crane as two FMUs, ...).
+cmake --build build --target cosim cosim-device cosim_test_fmus -j"$(nproc)"
 
 # What this machine can promise: a short `cosim doctor` (2 s wake-up test on every online
 # CPU at SCHED_FIFO 80, as the default scenario's threads). On a machine that is not set
