@@ -9,6 +9,7 @@
 #include "cosim/rt_config/plugin.hpp"
 #include "cosim/runtime/error.hpp"
 #include "cosim/runtime/version.hpp"
+#include "fmu_types.hpp"
 #include "type_registry_detail.hpp"
 
 namespace cosim::config {
@@ -50,7 +51,7 @@ std::mutex& load_mutex() {
 
 void register_subsystem_type(subsystem_type t) {
   COSIM_INPUT_CHECK(!t.name.empty(), errc::config_value, "a subsystem type needs a name");
-  COSIM_INPUT_CHECK(t.name.rfind("fmu:", 0) != 0, errc::config_value,
+  COSIM_INPUT_CHECK(!is_fmu_type(t.name), errc::config_value,
                     "type name " + in_quotes(t.name) + ": \"fmu:\" names FMUs");
   COSIM_INPUT_CHECK(static_cast<bool>(t.create), errc::config_value,
                     "type " + in_quotes(t.name) + " has no create()");
