@@ -1,6 +1,7 @@
 // csv_writer: rows of any width are written whole and read back to the same doubles; a
 // crash (abort, a fault) or an exit() while the file is open keeps every completed row.
 #include "cosim/runtime/csv_writer.hpp"
+#include "cosim/runtime/json_writer.hpp"
 #include "cosim/runtime/time.hpp"
 
 #include <gtest/gtest.h>
@@ -214,17 +215,16 @@ std::string exact_decimal(long long n) {
   return s;
 }
 
-/// to_seconds(d) as results.csv prints it (shortest round-trip form).
+/// How results.csv and summary.json print to_seconds(d).
 std::string printed(cosim::duration d) {
-  char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof buf, cosim::to_seconds(d));
-  return {buf, r.ptr};
+  return cosim::format_time(cosim::to_seconds(d));
 }
 
 }  // namespace
 
 // Every time printed (results.csv, summary.json) is the exact decimal of its tick: 9 ms is
-// "0.009", not "0.009000000000000001" (ticks times 1e-9), so results join on time strings.
+// "0.009", not "0.009000000000000001" (ticks times 1e-9, printed shortest), so results join on
+// time strings.
 TEST(TimeText, EveryTickBelowAMillionSecondsPrintsAsItsExactDecimal) {
   for (long long n :
        {0LL, 1LL, -1LL, 9'000'000LL, 10'000'000'000LL, 2'000'000'000LL, 3'000'000'000LL,
@@ -237,6 +237,23 @@ TEST(TimeText, EveryTickBelowAMillionSecondsPrintsAsItsExactDecimal) {
       ASSERT_EQ(printed(cosim::duration{k * step}), exact_decimal(k * step)) << k * step;
   for (long long n = 0; n < 2'000'000'000LL; n += 999'983LL)  // a prime stride: every digit
     ASSERT_EQ(printed(cosim::duration{n}), exact_decimal(n)) << n;
+  // The extremes of the tick type, written directly.
+  for (long long n :
+       {std::numeric_limits<long long>::max(), std::numeric_limits<long long>::min()}) {
+    char buf[32];
+    char* const end = cosim::seconds_to_chars(buf, buf + sizeof buf, cosim::duration{n});
+    ASSERT_NE(end, nullptr);
+    EXPECT_EQ(std::string(buf, end), exact_decimal(n));
+  }
+  char small[4];
+  EXPECT_EQ(cosim::seconds_to_chars(small, small + sizeof small, cosim::duration{12'250'000'000}),
+            nullptr);  // "12.25" does not fit in 4 characters; "1.5" does
+  EXPECT_NE(cosim::seconds_to_chars(small, small + sizeof small, cosim::duration{1'500'000'000}),
+            nullptr);
+  // A double that is no tick's to_seconds keeps its shortest round-trip form.
+  EXPECT_FALSE(cosim::tick_of_seconds(1.0 / 3.0).has_value());
+  EXPECT_EQ(cosim::format_time(1.0 / 3.0), "0.3333333333333333");
+  EXPECT_EQ(cosim::format_time(2e6), "2000000");
 }
 
 TEST(CsvWriter, TimesAreWrittenAsTheExactDecimalsOfTheirTicks) {

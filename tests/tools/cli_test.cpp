@@ -401,4 +401,25 @@ TEST(Cli, TimesInTheResultsAreExactDecimals) {
   EXPECT_NE(summary.find("\"stop_time_s\": " + last + ","), std::string::npos) << summary;
 }
 
+// docs/tools.md shows what `cosim run` prints for crane_m1_fs: the sample is the program's
+// output (all but the wall time), so the page cannot drift from it again.
+TEST(Cli, TheDocumentedRunOutputIsThePrograms) {
+  temp_dir dir;
+  const result r = cosim(dir, "run " + std::string(COSIM_SOURCE_DIR) +
+                                  "/rt_config/scenarios/crane_m1_fs.toml --out out -q");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream doc(std::string(COSIM_SOURCE_DIR) + "/docs/tools.md");
+  const std::string page((std::istreambuf_iterator<char>(doc)), std::istreambuf_iterator<char>());
+  const std::regex wall(R"(in [0-9.e+-]+ s wall)");
+  const auto first_two = [&](const std::string& text, std::size_t from) {
+    const std::size_t a = text.find("rt_config/scenarios/crane_m1_fs.toml: completed", from);
+    if (a == std::string::npos) return std::string();
+    const std::size_t b = text.find('\n', text.find('\n', a) + 1);
+    return std::regex_replace(text.substr(a, b - a), wall, "in W s wall");
+  };
+  const std::string printed = first_two(r.out, 0);
+  ASSERT_FALSE(printed.empty()) << r.out;
+  EXPECT_EQ(first_two(page, 0), printed);
+}
+
 }  // namespace

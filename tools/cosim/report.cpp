@@ -219,14 +219,22 @@ std::vector<double> nice_ticks(double lo, double hi, int want) {
   if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) return ticks;
   const double raw = (hi - lo) / want;
   const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  if (!(mag > 0.0) || !std::isfinite(mag)) return {lo, hi};  // a range too small or too wide
   double step = 10.0 * mag;
   for (const double m : {1.0, 2.0, 5.0})
     if (m * mag >= raw) {
       step = m * mag;
       break;
     }
-  for (double k = std::ceil(lo / step); k * step <= hi * (1 + 1e-12); k += 1.0)
-    ticks.push_back(std::abs(k) < 0.5 ? 0.0 : k * step);  // no "-0"
+  const double first = std::ceil(lo / step);
+  // At most a few dozen ticks; a range far from zero relative to its width (1e15 + [0, 1])
+  // cannot count tick indices in doubles: there the ends are the labels.
+  const double count = std::floor(hi / step) - first;
+  if (!(count >= 0.0 && count <= 4.0 * want) || std::abs(first) > 1e12) return {lo, hi};
+  for (int k = 0; k <= static_cast<int>(count); ++k) {
+    const double v = (first + k) * step;
+    ticks.push_back(std::abs(first + k) < 0.5 ? 0.0 : v);  // no "-0"
+  }
   return ticks;
 }
 
