@@ -90,8 +90,8 @@ std::string summary_json(const run_report& rep, const run_outcome& o, const syst
   j.key("status").value(to_string(o.status));
   j.key("stop_reason").value(o.stop_reason);
   if (!o.message.empty()) j.key("message").value(o.message);
-  j.key("stop_time_s").time_value(o.stop_time_s);
-  j.key("sim_time_s").time_value(o.sim_time_s);
+  j.key("stop_time_s").value(o.stop_time_s);
+  j.key("sim_time_s").value(o.sim_time_s);
   j.key("wall_time_s").value(o.wall_time_s);
   j.key("real_time_factor").value(o.wall_time_s > 0 ? o.sim_time_s / o.wall_time_s : 0.0);
   j.key("macro_steps").value(o.macro_steps);
@@ -116,7 +116,7 @@ std::string summary_json(const run_report& rep, const run_outcome& o, const syst
       j.key("variable").value(a.variable);
       j.key("action").value(to_string(a.action));
       j.key("count").value(a.count);
-      if (a.count > 0) j.key("first_time_s").time_value(a.first_time_s);
+      if (a.count > 0) j.key("first_time_s").value(a.first_time_s);
       j.key("active_steps").value(a.active_steps);
       j.end_object();
     }

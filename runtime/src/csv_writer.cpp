@@ -16,7 +16,6 @@
 #include "cosim/runtime/errno_text.hpp"
 #include "cosim/runtime/error.hpp"
 #include "cosim/runtime/fail_safe.hpp"
-#include "cosim/runtime/time.hpp"
 
 namespace cosim {
 
@@ -241,7 +240,6 @@ void csv_writer::prepare(std::span<const std::string> columns) {
   // The longest shortest-round-trip double is 24 characters ("-2.2250738585072014e-308"),
   // plus its separator; a row of any width therefore fits.
   line_max_ = columns.size() * (max_number_chars + 1) + 2;
-  time_first_ = !columns.empty() && columns[0] == "t";
   buf_.assign(std::max(buffer_bytes, header.size() + line_max_), '\0');
   std::memcpy(buf_.data(), header.data(), header.size());
   used_ = header.size();
@@ -281,22 +279,7 @@ void csv_writer::write(std::span<const double> row) noexcept {
   char* const start = buf_.data() + used_;
   char* p = start;
   char* const end = start + line_max_ - 2;
-  std::size_t first = 0;
-  if (time_first_ && !row.empty()) {
-    // The time column as the exact decimal of its tick, so that results join on equal time
-    // strings (to_chars of to_seconds(9 ms) is 0.009000000000000001).
-    if (const auto tick = tick_of_seconds(row[0])) {
-      char* const q = seconds_to_chars(p, end, *tick);
-      if (q == nullptr) {
-        errno = 0;
-        fail();
-        return;
-      }
-      p = q;
-      first = 1;
-    }
-  }
-  for (std::size_t i = first; i < row.size(); ++i) {
+  for (std::size_t i = 0; i < row.size(); ++i) {
     if (i != 0) *p++ = ',';
     const auto r = std::to_chars(p, end, row[i]);
     if (r.ec != std::errc{}) {

@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstdio>
 
-#include "cosim/runtime/time.hpp"
-
 namespace cosim {
 
 namespace {
@@ -144,22 +142,6 @@ json_writer& json_writer::value(double v) {
   if (!std::isfinite(v)) return null();
   separate();
   out_.append(format_double(v));
-  return *this;
-}
-
-std::string format_time(double seconds) {
-  if (const auto tick = tick_of_seconds(seconds)) {
-    char buf[32];
-    if (char* const end = seconds_to_chars(buf, buf + sizeof buf, *tick); end != nullptr)
-      return {buf, end};
-  }
-  return format_double(seconds);
-}
-
-json_writer& json_writer::time_value(double seconds) {
-  if (!std::isfinite(seconds)) return null();
-  separate();
-  out_.append(format_time(seconds));
   return *this;
 }
 

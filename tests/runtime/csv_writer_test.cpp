@@ -1,16 +1,12 @@
 // csv_writer: rows of any width are written whole and read back to the same doubles; a
 // crash (abort, a fault) or an exit() while the file is open keeps every completed row.
 #include "cosim/runtime/csv_writer.hpp"
-#include "cosim/runtime/json_writer.hpp"
-#include "cosim/runtime/time.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -197,88 +193,3 @@ TEST(CsvWriter, AColumnTwiceIsRefusedBeforeTheFileIsTouched) {
 }
 
 }  // namespace
-
-namespace {
-
-// The exact decimal of n ns in seconds, computed independently of seconds_to_chars: printf of
-// the whole seconds and the nine fractional digits, trailing zeros (and a bare point) cut.
-std::string exact_decimal(long long n) {
-  const bool neg = n < 0;
-  const unsigned long long u =
-      neg ? 0ULL - static_cast<unsigned long long>(n) : static_cast<unsigned long long>(n);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%s%llu.%09llu", neg ? "-" : "", u / 1000000000ULL,
-                u % 1000000000ULL);
-  std::string s = buf;
-  while (s.back() == '0') s.pop_back();
-  if (s.back() == '.') s.pop_back();
-  return s;
-}
-
-/// How results.csv and summary.json print to_seconds(d).
-std::string printed(cosim::duration d) {
-  return cosim::format_time(cosim::to_seconds(d));
-}
-
-}  // namespace
-
-// Every time printed (results.csv, summary.json) is the exact decimal of its tick: 9 ms is
-// "0.009", not "0.009000000000000001" (ticks times 1e-9, printed shortest), so results join on
-// time strings.
-TEST(TimeText, EveryTickBelowAMillionSecondsPrintsAsItsExactDecimal) {
-  for (long long n :
-       {0LL, 1LL, -1LL, 9'000'000LL, 10'000'000'000LL, 2'000'000'000LL, 3'000'000'000LL,
-        123'456'789LL, 1'000'000'001LL, -500'000'000LL, 999'999'999'999'999LL})
-    EXPECT_EQ(printed(cosim::duration{n}), exact_decimal(n)) << n;
-  // Step sizes of the shipped scenarios and of tool FMUs, 200 000 steps each.
-  for (long long step :
-       {1LL, 50'000LL, 100'000LL, 200'000LL, 1'000'000LL, 9'000'000LL, 10'000'000LL, 62'500'000LL})
-    for (long long k = 0; k < 200'000; ++k)
-      ASSERT_EQ(printed(cosim::duration{k * step}), exact_decimal(k * step)) << k * step;
-  for (long long n = 0; n < 2'000'000'000LL; n += 999'983LL)  // a prime stride: every digit
-    ASSERT_EQ(printed(cosim::duration{n}), exact_decimal(n)) << n;
-  // The extremes of the tick type, written directly.
-  for (long long n :
-       {std::numeric_limits<long long>::max(), std::numeric_limits<long long>::min()}) {
-    char buf[32];
-    char* const end = cosim::seconds_to_chars(buf, buf + sizeof buf, cosim::duration{n});
-    ASSERT_NE(end, nullptr);
-    EXPECT_EQ(std::string(buf, end), exact_decimal(n));
-  }
-  char small[4];
-  EXPECT_EQ(cosim::seconds_to_chars(small, small + sizeof small, cosim::duration{12'250'000'000}),
-            nullptr);  // "12.25" does not fit in 4 characters; "1.5" does
-  EXPECT_NE(cosim::seconds_to_chars(small, small + sizeof small, cosim::duration{1'500'000'000}),
-            nullptr);
-  // A double that is no tick's to_seconds keeps its shortest round-trip form.
-  EXPECT_FALSE(cosim::tick_of_seconds(1.0 / 3.0).has_value());
-  EXPECT_EQ(cosim::format_time(1.0 / 3.0), "0.3333333333333333");
-  EXPECT_EQ(cosim::format_time(2e6), "2000000");
-}
-
-TEST(CsvWriter, TimesAreWrittenAsTheExactDecimalsOfTheirTicks) {
-  const std::string path = temp_path("cosim_csv_writer_time.csv");
-  const std::vector<std::string> cols{"t", "x"};
-  {
-    cosim::csv_writer w(path, 1);
-    w.begin(cols);
-    for (long long k = 0; k <= 1000; ++k) {
-      const double t = cosim::to_seconds(cosim::duration{k * 9'000'000LL});
-      const std::vector<double> row{t, t};
-      w.write(row);
-    }
-    w.end();
-    ASSERT_FALSE(w.failed()) << w.failure();
-  }
-  std::ifstream in(path);
-  std::string line;
-  ASSERT_TRUE(std::getline(in, line));
-  for (long long k = 0; k <= 1000; ++k) {
-    ASSERT_TRUE(std::getline(in, line));
-    const auto f = split(line);
-    ASSERT_EQ(f.size(), 2u);
-    EXPECT_EQ(f[0], exact_decimal(k * 9'000'000LL)) << line;
-    EXPECT_EQ(f[1], f[0]);
-  }
-  std::filesystem::remove(path);
-}

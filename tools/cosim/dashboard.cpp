@@ -811,7 +811,7 @@ void dashboard::finish(const run_outcome& o) {
   j.key("status").value(to_string(o.status));
   j.key("stop_reason").value(o.stop_reason);
   j.key("message").value(o.message);
-  j.key("sim_time_s").time_value(o.sim_time_s);
+  j.key("sim_time_s").value(o.sim_time_s);
   j.key("wall_time_s").value(o.wall_time_s);
   j.key("macro_steps").value(o.macro_steps);
   j.key("energy_residual_J").value(o.energy_residual);

@@ -1,12 +1,11 @@
 #pragma once
 // Recorder that writes results as CSV: header row, comma-separated, SI units, numbers in
 // the shortest form that reads back to the same double (so identical runs give
-// byte-identical files); a first column "t" holding times is written as the exact decimal
-// of each time's tick (0.009, not 0.009000000000000001). Rows go to the OS every `flush_every`
-// rows, at least once a second of wall time (a slow realtime run's file grows as it runs: `tail -f`
-// sees it) and whenever the buffer fills, so that a kill -9 loses at most that many. A crash of the
-// process while the file is open (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, e.g. inside an FMU) or
-// an exit() from inside a run (an FMU calling exit) loses none: the rows completed so far are
+// byte-identical files). Rows go to the OS every `flush_every` rows, at least once a second
+// of wall time (a slow realtime run's file grows as it runs: `tail -f` sees it) and whenever
+// the buffer fills, so that a kill -9 loses at most that many. A crash of the process while
+// the file is open (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, e.g. inside an FMU) or an
+// exit() from inside a run (an FMU calling exit) loses none: the rows completed so far are
 // written by the signal / exit handler before the process ends, with a line on stderr.
 #include <atomic>
 #include <cstddef>
@@ -77,7 +76,6 @@ class csv_writer final : public row_sink {
   std::atomic<std::size_t> committed_{0};
   std::atomic<std::int64_t> rows_written_{0};
   std::size_t line_max_ = 0;  // longest possible row, from the column count
-  bool time_first_ = false;   // the first column is the time "t" (written from its tick)
 };
 
 }  // namespace cosim

@@ -24,9 +24,6 @@ class json_writer {
   json_writer& value(std::int64_t v);
   json_writer& value(int v) { return value(static_cast<std::int64_t>(v)); }
   json_writer& value(bool v);
-  /// A time in seconds: the exact decimal of its tick when it is to_seconds of one (as the
-  /// time column of results.csv), else as value(double).
-  json_writer& time_value(double seconds);
   json_writer& null();
   /// Inserts an already-serialised JSON value.
   json_writer& raw(std::string_view json);
@@ -42,8 +39,5 @@ class json_writer {
 
 /// Shortest decimal form that reads back to the same double.
 std::string format_double(double v);
-/// A time in seconds as results.csv and summary.json print it: the exact decimal of its tick
-/// (0.009) when it is to_seconds of one, else format_double.
-std::string format_time(double seconds);
 
 }  // namespace cosim

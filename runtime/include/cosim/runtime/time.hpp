@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <optional>
 
 namespace cosim {
 
@@ -42,58 +41,6 @@ constexpr double to_seconds(time_point t) noexcept {
 }
 constexpr time_point at_seconds(double seconds) noexcept {
   return time_point{to_duration(seconds)};
-}
-
-/// The tick `t` came from, if the double `t` is exactly to_seconds of one (the results' time
-/// column and the summary's times are); nothing for any other value. Exact for |t| below
-/// 1e6 s, where t * 1e9 is within 0.5 ns of the tick.
-constexpr std::optional<duration> tick_of_seconds(double t) noexcept {
-  if (!(t > -1e6 && t < 1e6)) return std::nullopt;
-  const double ns = t * 1e9;
-  const duration d{static_cast<std::int64_t>(ns < 0 ? ns - 0.5 : ns + 0.5)};
-  if (to_seconds(d) != t) return std::nullopt;
-  return d;
-}
-
-/// Writes the tick `d` in seconds as its exact decimal ("0.009", "10", "-0.5": at most 9
-/// fractional digits, no trailing zeros) into [first, last); returns one past the last
-/// character, or nullptr when it does not fit (30 characters always do). Times are printed so
-/// in every output: to_seconds(9 ms) printed shortest is "0.009000000000000001", because
-/// 9e6 * 1e-9 is not the double nearest 0.009 (to_seconds keeps its multiplication: the
-/// models' arithmetic, and with it every validated result, stays bit for bit as it was).
-constexpr char* seconds_to_chars(char* first, char* last, duration d) noexcept {
-  const std::int64_t n = d.count();
-  const bool negative = n < 0;
-  // |INT64_MIN| does not fit in int64: the digits come from the unsigned value.
-  const std::uint64_t u =
-      negative ? std::uint64_t{0} - static_cast<std::uint64_t>(n) : static_cast<std::uint64_t>(n);
-  std::uint64_t whole = u / 1'000'000'000U;
-  std::uint64_t frac = u % 1'000'000'000U;
-  char digits[24] = {};
-  int k = 0;
-  do {
-    digits[k++] = static_cast<char>('0' + whole % 10U);
-    whole /= 10U;
-  } while (whole != 0U);
-  int frac_digits = 9;
-  while (frac != 0U && frac % 10U == 0U) {
-    frac /= 10U;
-    --frac_digits;
-  }
-  const std::ptrdiff_t need = (negative ? 1 : 0) + k + (frac != 0U ? 1 + frac_digits : 0);
-  if (last - first < need) return nullptr;
-  char* p = first;
-  if (negative) *p++ = '-';
-  while (k > 0) *p++ = digits[--k];
-  if (frac != 0U) {
-    *p++ = '.';
-    for (int i = frac_digits - 1; i >= 0; --i) {
-      p[i] = static_cast<char>('0' + frac % 10U);
-      frac /= 10U;
-    }
-    p += frac_digits;
-  }
-  return p;
 }
 
 }  // namespace cosim
