@@ -82,24 +82,6 @@ std::vector<std::string> split_key(const std::string& key) {
   return parts;
 }
 
-/// Edits (insert, delete, substitute) between a and b, or `cap` once it is certain to be
-/// at least that many.
-std::size_t edit_distance(const std::string& a, const std::string& b, std::size_t cap) {
-  if ((a.size() > b.size() ? a.size() - b.size() : b.size() - a.size()) >= cap) return cap;
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0U : 1U)});
-      diag = up;
-    }
-  }
-  return std::min(row[b.size()], cap);
-}
-
 /// " (did you mean 'run.macro_step'?)" for a key within two edits of a documented one (a
 /// typo, a missing underscore), else "".
 std::string did_you_mean(const std::string& key) {
@@ -107,7 +89,7 @@ std::string did_you_mean(const std::string& key) {
   std::size_t best_d = 3;
   for (const key_doc& k : documented_keys()) {
     if (k.key.find_first_of("<[ ,") != std::string::npos) continue;  // patterns, not keys
-    const std::size_t d = edit_distance(key, k.key, best_d);
+    const std::size_t d = edit_distance(key, k.key);
     if (d < best_d) best_d = d, best = k.key;
   }
   return best.empty() ? "" : " (did you mean '" + best + "'?)";

@@ -174,10 +174,10 @@ std::vector<std::string> read_system_subsystems(config_reader& r, scenario& sc) 
     // Checked here, with the line, as well as when built.
     (void)resolve_parameters(*t, d.parameters, r.where(key + ".parameters"), key + ".parameters",
                              &param_where);
-    only_keys(r, key,
-              {"type", "fmu", "step", "integrator", "smoothing", "non_matching", "host",
-               "parameters", "log_categories", "changed_parameters", "no_feedthrough",
-               "probe_feedthrough"});
+    only_keys(
+        r, key,
+        {"type", "fmu", "step", "integrator", "smoothing", "non_matching", "host", "parameters",
+         "log_categories", "changed_parameters", "no_feedthrough", "probe_feedthrough"});
     if (r.has(key + ".log_categories") && !is_fmu_type(d.type))
       r.fail(key + ".log_categories",
              "only an FMU subsystem has log categories (fmi2/3SetDebugLogging)");

@@ -109,7 +109,8 @@ TEST(DoctorFixScript, CommandPrintsWithoutMeasuring) {
   const std::string s = cosim::test_process::slurp(out);
   EXPECT_EQ(s.rfind("#!/bin/sh\n", 0), 0U) << s;
   EXPECT_TRUE(has(s, "Nothing here has been run")) << s;
-  EXPECT_FALSE(has(cosim::test_process::slurp(err), "measuring")) << cosim::test_process::slurp(err);
+  EXPECT_FALSE(has(cosim::test_process::slurp(err), "measuring"))
+      << cosim::test_process::slurp(err);
 }
 
 }  // namespace

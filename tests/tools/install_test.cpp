@@ -21,8 +21,8 @@
 
 namespace {
 
-using cosim::test_process::slurp;
 using cosim::test::temp_dir;
+using cosim::test_process::slurp;
 namespace fs = std::filesystem;
 
 const std::string source_dir = COSIM_SOURCE_DIR;

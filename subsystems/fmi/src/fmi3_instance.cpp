@@ -296,7 +296,7 @@ class fmi3_instance final : public fmu_instance {
         return fail(fmu_stop::discarded, what, st, cur);
       }
       const double reached = early ? last : end;
-      // An ignored event would lose e.g. a bouncing ball's bounce (issue 11).
+      // An ignored event would lose e.g. a bouncing ball's bounce.
       if (event && event_mode_used() && !settle_events(reached, true)) return false;
       if (!early || !(reached < end)) return true;
       if (!early_return_allowed()) {
