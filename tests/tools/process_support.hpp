@@ -47,6 +47,7 @@ inline void add_sanitizer_option(const std::string& option) {
   const char* old = ::getenv("ASAN_OPTIONS");
   const std::string value =
       (old != nullptr && *old != '\0') ? std::string(old) + ":" + option : option;
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): set before the test starts the child; no thread reads it
   ::setenv("ASAN_OPTIONS", value.c_str(), 1);
 }
 
