@@ -6,8 +6,10 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <fstream>
@@ -254,13 +256,28 @@ void rt_thread::join() {
 
 bool rt_thread::join_until(std::int64_t deadline_ns) noexcept {
   if (!joinable()) return true;
-  timespec ts{};
-  ts.tv_sec = static_cast<time_t>(deadline_ns / 1'000'000'000);
-  ts.tv_nsec = static_cast<long>(deadline_ns % 1'000'000'000);
-  int rc = 0;
-  do {
-    rc = pthread_clockjoin_np(state_->handle, nullptr, CLOCK_MONOTONIC, &ts);
-  } while (rc == EINTR);
+  // pthread_timedjoin_np in slices of at most 10 ms against CLOCK_REALTIME, not
+  // pthread_clockjoin_np on the monotonic deadline: ThreadSanitizer does not intercept the
+  // latter, so it would not see the join and would report the joined thread's last reads as
+  // races with whatever reuses their memory. The deadline itself stays monotonic; a jump of
+  // the wall clock can only shorten or lengthen one slice.
+  int rc = ETIMEDOUT;
+  for (;;) {
+    const std::int64_t left = deadline_ns - monotonic_now_ns();
+    if (left <= 0) {
+      rc = pthread_tryjoin_np(state_->handle, nullptr);
+      break;
+    }
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME, &now);
+    const std::int64_t until = static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 +
+                               now.tv_nsec + std::min<std::int64_t>(left, 10'000'000);
+    timespec ts{};
+    ts.tv_sec = static_cast<time_t>(until / 1'000'000'000);
+    ts.tv_nsec = static_cast<long>(until % 1'000'000'000);
+    rc = pthread_timedjoin_np(state_->handle, nullptr, &ts);
+    if (rc != ETIMEDOUT && rc != EINTR) break;
+  }
   if (rc != 0) return false;
   state_->joinable = false;
   state_->error = nullptr;  // as the destructor: an escaped exception is discarded
