@@ -49,6 +49,7 @@ class asio_backend final : public udp_backend {
 
   const char* kind() const noexcept override { return "asio"; }
   std::uint16_t local_port() const noexcept override { return port_; }
+  int socket_fd() const noexcept override { return fd_; }
 
   void run(datagram_handler& handler) override {
     handler_ = &handler;

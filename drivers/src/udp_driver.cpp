@@ -1,7 +1,11 @@
 #include "cosim/drivers/udp_driver.hpp"
 
+#include <poll.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "cosim/runtime/error.hpp"
@@ -51,6 +55,12 @@ void udp_driver::do_start(stop_source& stop) {
   if (cfg_.direction == driver_direction::output)
     (void)fail_safe::add(
         [](void* self) noexcept { static_cast<udp_driver*>(self)->trip_fail_safe(); }, this);
+  if (cfg_.lockstep) {
+    // The model thread does the I/O (lockstep_receive); an exchange that failed before the
+    // start (the one at t0) stops the run now.
+    if (lockstep_failed_) stop.raise(stop_cause::lockstep_device, 0, lockstep_text_.data());
+    return;
+  }
   rt_thread_config tc;
   tc.name = "io-" + cfg_.name;
   tc.cpu = cfg_.cpu;
@@ -68,8 +78,45 @@ void udp_driver::do_stop(bool fail_safe) noexcept {
   cosim::fail_safe::remove(this);
   stop_io();
   stop_ = nullptr;  // the run's source ends with the run
-  send_queued();    // a completed run's last values go out too
+  // A completed run's last values go out too (lockstep: are acknowledged; a stopping
+  // lockstep run sends its safe values at once instead).
+  if (!(fail_safe && cfg_.lockstep)) send_queued();
   if (fail_safe) trip_fail_safe();
+}
+
+udp_driver::lockstep_wait udp_driver::lockstep_receive(std::int64_t deadline_ns) noexcept {
+  std::array<std::byte, 2048> buf{};
+  const int fd = backend_->socket_fd();
+  for (;;) {
+    if (stop_ != nullptr && stop_->stop_requested()) return lockstep_wait::stopped;
+    const std::int64_t left = deadline_ns - monotonic_now_ns();
+    if (left <= 0) return lockstep_wait::timeout;
+    // Slices of at most 50 ms: a stop raised on another thread (the operator's) ends the wait.
+    const std::int64_t slice = std::min<std::int64_t>(left, 50'000'000);
+    timespec ts{};
+    ts.tv_sec = static_cast<time_t>(slice / 1'000'000'000);
+    ts.tv_nsec = static_cast<long>(slice % 1'000'000'000);
+    pollfd p{fd, POLLIN, 0};
+    if (::ppoll(&p, 1, &ts, nullptr) <= 0) continue;
+    sockaddr_in from{};
+    socklen_t len = sizeof from;
+    const ssize_t n = ::recvfrom(fd, buf.data(), buf.size(), MSG_DONTWAIT,
+                                 reinterpret_cast<sockaddr*>(&from), &len);
+    if (n < 0) continue;
+    on_datagram(std::span<const std::byte>(buf.data(), static_cast<std::size_t>(n)), from,
+                monotonic_now_ns());
+    return lockstep_wait::received;
+  }
+}
+
+void udp_driver::lockstep_fail() noexcept {
+  if (lockstep_failed_) return;
+  lockstep_failed_ = true;
+  if (stop_ != nullptr) stop_->raise(stop_cause::lockstep_device, 0, lockstep_text_.data());
+}
+
+std::int64_t udp_driver::lockstep_timeout_ns() const noexcept {
+  return seconds_to_ns(cfg_.lockstep_timeout);
 }
 
 driver_stats udp_driver::stats() const {
@@ -164,6 +211,7 @@ void udp_input_driver::on_datagram(std::span<const std::byte> data, const sockad
   ooo_.store(o, std::memory_order_relaxed);
   restarts_.store(r, std::memory_order_relaxed);
   if (c == sequence_class::fresh) run_of_old_[peer] = 0;
+  if (cfg_.lockstep && !lockstep_accept(m)) return;
   if (m.type == message_type::heartbeat) return;  // liveness of the peer, no values
   if (m.type != cfg_.type) {
     malformed_.fetch_add(1, std::memory_order_relaxed);
@@ -182,7 +230,8 @@ void udp_input_driver::on_datagram(std::span<const std::byte> data, const sockad
   if (c != sequence_class::fresh) return;
   // 4. Range: clamp into [min, max].
   values v;
-  v.arrival_ns = arrival_ns;
+  // Lockstep: the age of a value is measured in simulation time (the step it belongs to).
+  v.arrival_ns = cfg_.lockstep ? static_cast<std::int64_t>(m.timestamp_ns) : arrival_ns;
   std::uint64_t clamped = 0;
   for (std::size_t i = 0; i < cfg_.channels.size(); ++i) {
     const auto& ch = cfg_.channels[i];
@@ -195,11 +244,14 @@ void udp_input_driver::on_datagram(std::span<const std::byte> data, const sockad
   received_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void udp_input_driver::do_update_outputs(time_point /*t*/) noexcept {
-  const std::int64_t now = monotonic_now_ns();
-  if (first_update_ns_ == 0) first_update_ns_ = now;
+void udp_input_driver::do_update_outputs(time_point t) noexcept {
+  // Lockstep: ages in simulation time, and the values of step t are fetched here.
+  const std::int64_t now = cfg_.lockstep ? t.time_since_epoch().count() : monotonic_now_ns();
+  if (first_update_ns_ == 0) first_update_ns_ = cfg_.lockstep ? now - 1 : now;
+  if (cfg_.lockstep) lockstep_exchange(now);
   slot_.read_if_newer(current_, version_);
-  if (version_ == 0 && (last_announce_ns_ == 0 || now - last_announce_ns_ >= announce_period_ns)) {
+  if (!cfg_.lockstep && version_ == 0 &&
+      (last_announce_ns_ == 0 || now - last_announce_ns_ >= announce_period_ns)) {
     last_announce_ns_ = now;
     announce_.store(true, std::memory_order_release);
     backend_->wake();
@@ -232,6 +284,77 @@ bool udp_input_driver::set_default_start(std::size_t channel, double value) noex
   current_.v[channel] = value;
   set_output(channel, value);
   return true;
+}
+
+bool udp_input_driver::lockstep_accept(const bench_message& m) noexcept {
+  if ((m.flags & flag_lockstep) == 0) {
+    // A device on wall-clock time: its values belong to no macro step.
+    lockstep_refused_ = true;
+    return false;
+  }
+  if (m.type == message_type::heartbeat) return true;
+  // An answer to an earlier tick (sent again while the device was starting): not this step's.
+  return static_cast<std::int64_t>(m.timestamp_ns) == lockstep_expect_ns_;
+}
+
+void udp_input_driver::lockstep_exchange(std::int64_t t_ns) noexcept {
+  if (lockstep_failed()) return;
+  lockstep_expect_ns_ = t_ns;
+  const double t_s = static_cast<double>(t_ns) * 1e-9;
+  // Until the device's first answer the tick is repeated (a device that starts late, a tick
+  // lost), for up to startup_timeout; after it one tick per step and lockstep_timeout.
+  const bool first = version_ == 0;
+  const std::int64_t start = monotonic_now_ns();
+  const std::int64_t deadline =
+      start + (first ? std::max(seconds_to_ns(cfg_.startup_timeout), lockstep_timeout_ns())
+                     : lockstep_timeout_ns());
+  std::int64_t next_tick = start;
+  std::uint64_t seen = version_;
+  for (;;) {
+    const std::int64_t now = monotonic_now_ns();
+    if (now >= next_tick) {
+      bench_message m{};
+      m.type = message_type::heartbeat;
+      m.flags = flag_lockstep;
+      m.timestamp_ns = static_cast<std::uint64_t>(t_ns);
+      std::array<std::byte, max_datagram_size> buf{};
+      for (const auto& p : peers_) {
+        m.sequence = heartbeat_seq_++;
+        const std::size_t n = encode(m, buf);
+        if (n != 0 && backend_->send_to(std::span<const std::byte>(buf.data(), n), p))
+          sent_.fetch_add(1, std::memory_order_relaxed);
+      }
+      next_tick = first ? now + announce_period_ns : deadline;
+    }
+    const lockstep_wait w = lockstep_receive(std::min(deadline, next_tick));
+    if (lockstep_refused_) {
+      std::snprintf(lockstep_text().data(), lockstep_text().size(),
+                    "driver '%s': a peer answered without the lockstep flag: it runs on wall-clock "
+                    "time and cannot do run.mode = \"lockstep\" (drivers/PROTOCOL.md, Lockstep; "
+                    "start it in lockstep mode, e.g. cosim-device joystick --lockstep)",
+                    cfg_.name.c_str());
+      lockstep_fail();
+      return;
+    }
+    if (w == lockstep_wait::stopped) return;
+    if (w == lockstep_wait::timeout && monotonic_now_ns() >= deadline) {
+      std::snprintf(
+          lockstep_text().data(), lockstep_text().size(),
+          "driver '%s': no answer from its device for the macro step at t = %.9g s "
+          "within drivers.%s.%s = %.9g s (device stopped, or not in lockstep mode)",
+          cfg_.name.c_str(), t_s, cfg_.name.c_str(), first ? "startup_timeout" : "lockstep_timeout",
+          first ? std::max(cfg_.startup_timeout, cfg_.lockstep_timeout) : cfg_.lockstep_timeout);
+      lockstep_fail();
+      return;
+    }
+    values v{};
+    std::uint64_t ver = seen;
+    slot_.read_if_newer(v, ver);
+    if (ver != seen) {
+      seen = ver;
+      if (v.arrival_ns == t_ns) return;  // this step's values are in the slot
+    }
+  }
 }
 
 void udp_input_driver::on_wake() noexcept {
@@ -282,15 +405,68 @@ void udp_output_driver::do_update_outputs(time_point t) noexcept {
     p.v[i] = std::isfinite(x) ? std::clamp(x, cfg_.channels[i].min, cfg_.channels[i].max)
                               : cfg_.channels[i].safe_value;
   }
+  if (cfg_.lockstep) {
+    lockstep_exchange(p);
+    return;
+  }
   if (!ring_.try_push(p)) ring_drops_.fetch_add(1, std::memory_order_relaxed);
   backend_->wake();
+}
+
+void udp_output_driver::on_datagram(std::span<const std::byte> data, const sockaddr_in& from,
+                                    std::int64_t /*arrival_ns*/) noexcept {
+  // Only lockstep reads the output socket: the device's acknowledgement of a step.
+  bench_message m{};
+  if (!cfg_.lockstep || !same_endpoint(from, to_) || decode(data, m) != decode_status::ok) return;
+  if (m.type == message_type::heartbeat && (m.flags & flag_lockstep) != 0 &&
+      static_cast<std::int64_t>(m.timestamp_ns) == lockstep_t_ns_.load(std::memory_order_relaxed))
+    acked_ = true;
+}
+
+void udp_output_driver::lockstep_exchange(const packet& p) noexcept {
+  if (lockstep_failed() || tripped_.load(std::memory_order_acquire)) return;
+  // The previous step's acknowledgement is awaited only now: the device logs step n while
+  // the model thread computes step n + 1 (one datagram in flight, never more).
+  if (!lockstep_await_ack()) return;
+  lockstep_t_ns_.store(p.t_ns, std::memory_order_relaxed);
+  acked_ = false;
+  ack_pending_ = true;
+  send_values(p.v);
+}
+
+bool udp_output_driver::lockstep_await_ack() noexcept {
+  if (!ack_pending_) return true;
+  const std::int64_t deadline = monotonic_now_ns() + lockstep_timeout_ns();
+  while (!acked_) {
+    const lockstep_wait w = lockstep_receive(deadline);
+    if (w == lockstep_wait::stopped) break;  // the run is stopping: no more waiting
+    if (w == lockstep_wait::timeout) {
+      std::snprintf(lockstep_text().data(), lockstep_text().size(),
+                    "driver '%s': its device (%s) did not acknowledge the macro step at t = "
+                    "%.9g s within drivers.%s.lockstep_timeout = %.9g s (device stopped, or one "
+                    "that cannot do lockstep: drivers/PROTOCOL.md, Lockstep)",
+                    cfg_.name.c_str(), cfg_.to.c_str(),
+                    static_cast<double>(lockstep_t_ns_.load(std::memory_order_relaxed)) * 1e-9,
+                    cfg_.name.c_str(), cfg_.lockstep_timeout);
+      lockstep_fail();
+      return false;
+    }
+  }
+  ack_pending_ = false;
+  return true;
 }
 
 void udp_output_driver::send_values(const std::array<double, max_channels>& v) noexcept {
   bench_message m{};
   m.type = cfg_.type;
   m.sequence = sequence_.fetch_add(1, std::memory_order_relaxed);
-  m.timestamp_ns = static_cast<std::uint64_t>(monotonic_now_ns());
+  if (cfg_.lockstep) {
+    // The step's simulation time; the safe values of a stop carry the last step's.
+    m.flags = flag_lockstep;
+    m.timestamp_ns = static_cast<std::uint64_t>(lockstep_t_ns_.load(std::memory_order_relaxed));
+  } else {
+    m.timestamp_ns = static_cast<std::uint64_t>(monotonic_now_ns());
+  }
   m.channel_count = static_cast<std::uint16_t>(cfg_.channels.size());
   m.channels = v;
   std::array<std::byte, max_datagram_size> buf{};
@@ -307,6 +483,11 @@ void udp_output_driver::on_wake() noexcept {
 }
 
 void udp_output_driver::send_queued() noexcept {
+  // Lockstep: a completed run ends once the device acknowledged its last step.
+  if (cfg_.lockstep) {
+    if (!tripped_.load(std::memory_order_acquire)) (void)lockstep_await_ack();
+    return;
+  }
   on_wake();
 }
 

@@ -62,7 +62,9 @@ std::vector<key_doc> documented_keys() {
        "an input (as the subsystem sees it at the row's time)"},
       // Presets and the common sections.
       {"model.name", "preset model to expand (see below); `cosim run X --print-system` shows it"},
-      {"run.mode", "executor: offline (one thread, deterministic), threaded, realtime"},
+      {"run.mode",
+       "executor: offline (one thread, deterministic), threaded, realtime, lockstep (offline, "
+       "with UDP devices paced by simulation time: drivers/PROTOCOL.md)"},
       {"run.duration",
        "simulated time [s]; rounded up to whole macro steps (times are kept in integer "
        "nanoseconds: a step or duration is first rounded to 1 ns, so `macro_step = "
@@ -149,6 +151,9 @@ std::vector<key_doc> documented_keys() {
        "input: no fresh datagram for this long [s]: safety stop stale_input (default 0.5)"},
       {"drivers.<name>.startup_timeout",
        "input: longest wait for the first datagram [s] (default 5)"},
+      {"drivers.<name>.lockstep_timeout",
+       "run.mode = \"lockstep\": longest wall-clock wait for the device's answer to one macro "
+       "step [s], 0.001-60 (default 1); then safety stop lockstep_device"},
       {"drivers.<name>.to", "output: destination IPv4 \"host:port\" (required)"},
       {"drivers.<name>.from",
        "output: the \"subsystem.port\" feeding each channel (required, one per channel)"},

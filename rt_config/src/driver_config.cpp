@@ -166,6 +166,15 @@ void read_drivers(config_reader& r, scenario& sc) {
         d.safe_repeats = static_cast<int>(*v);
       }
     }
+    d.lockstep = sc.run.mode == run_mode::lockstep;
+    if (auto v = r.opt_double(base + ".lockstep_timeout")) {
+      // Wall-clock wait for one answer: a device that does not keep up for this long is
+      // gone, and a CI job must not hang on it for minutes.
+      if (!std::isfinite(*v) || *v < 1e-3 || *v > 60.0)
+        r.fail(base + ".lockstep_timeout",
+               "must be between 0.001 and 60 [s], got " + format_double(*v));
+      d.lockstep_timeout = *v;
+    }
     if (auto cpu = r.opt_int(base + ".cpu")) {
       if (*cpu < -1 || *cpu >= online_cpu_count()) r.fail(base + ".cpu", "no such CPU");
       d.cpu = static_cast<int>(*cpu);
@@ -264,6 +273,9 @@ std::vector<key_doc> driver_keys() {
       {"drivers.<name>.safe_repeats", "output: how often the safe values are sent on a stop"},
       {"drivers.<name>.stale_after",
        "input: no fresh packet for this long [s]: hold last value, count"},
+      {"drivers.<name>.lockstep_timeout",
+       "run.mode = \"lockstep\": longest wait for the device's answer to one macro step [s] "
+       "(default 1, 0.001-60); past it the run stops (lockstep_device)"},
       {"drivers.<name>.stop_after",
        "input: no fresh packet for this long [s]: safety stop stale_input"},
       {"drivers.<name>.startup_timeout", "input: longest wait for the first packet [s]"},

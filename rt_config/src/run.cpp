@@ -133,7 +133,7 @@ std::string summary_json(const scenario& sc, const run_outcome& o, const std::st
     j.end_array();
   }
   j.key("mode").value(o.mode);
-  if (o.mode != "offline") {
+  if (o.mode != "offline" && o.mode != "lockstep") {
     j.key("memory_locked").value(o.memory_locked);
     // Real time as asked for (run.require_realtime) and as the run's threads got it.
     bool granted = o.memory_locked;
@@ -288,8 +288,11 @@ run_report run_scenario(const run_request& req, const stop_source* stop) {
   built->limits.abandon_ctx = &abandoning;
   // Drivers are subsystems: the executor starts and stops them (fail-safe unless completed)
   // and links its own stop source to the operator's.
-  if (rep.sc.run.mode == run_mode::offline) {
+  if (rep.sc.run.mode == run_mode::offline || rep.sc.run.mode == run_mode::lockstep) {
+    // Lockstep is the offline executor: its drivers pace each macro step by their devices'
+    // answers (drivers/PROTOCOL.md, "Lockstep").
     rep.outcome = run_offline(built->sys, built->plan, built->limits, sink, stop);
+    if (rep.sc.run.mode == run_mode::lockstep) rep.outcome.mode = "lockstep";
     for (const auto& w : rep.outcome.warnings) spdlog::warn("{}", w);
   } else {
     threaded_options opt = make_threaded_options(rep.sc, *built);

@@ -15,12 +15,23 @@
 //     with the kappa of the current period, then on the grid again, so a stall never turns
 //     into a burst.
 //
+//   cosim-device joystick --to HOST:PORT --lockstep --manoeuvre M1|M2|FILE.csv
+//   cosim-device joystick --to HOST:PORT --replay FILE.csv      (= --lockstep --manoeuvre FILE)
+//                [--silent-after S] [--from-port PORT] [--sync-timeout S]
+//     Lockstep (run.mode = "lockstep", drivers/PROTOCOL.md "Lockstep"): answers each tick of
+//     the simulation (a lockstep heartbeat stamped with a macro step's simulation time T)
+//     with kappa(T) in a command datagram stamped T. Simulation time only: as fast as the
+//     simulation asks. --silent-after S stops answering from T >= S (the run then stops on
+//     its lockstep_timeout). Exits when no tick came for --sync-timeout seconds.
+//
 //   cosim-device valve --listen HOST:PORT [--log FILE.csv] [--feedback-to HOST:PORT]
-//                [--lag-s TAU] [--duration S]
+//                [--lag-s TAU] [--duration S] [--lockstep]
 //     Receives datagrams until SIGINT/SIGTERM (or --duration) and logs every one with
 //     its arrival time. With --feedback-to it answers each valid command with a
 //     valve_feedback spool position following a first-order lag (002 Eq. 28) of time
-//     constant TAU.
+//     constant TAU. --lockstep: acknowledges every lockstep datagram (a lockstep heartbeat
+//     stamped with the same simulation time, back to its sender) and logs the simulation time
+//     it carries (first column sim_time_s) instead of the arrival time.
 //
 // Exit codes as for cosim: 0 done (--duration reached, or SIGINT/SIGTERM), 2 bad input or
 // I/O error (command-line errors included).
@@ -38,6 +49,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -178,7 +190,51 @@ struct joystick_options {
   unsigned seed = 1;
   bool sync = false;
   double sync_timeout = 30.0;
+  bool lockstep = false;
+  std::string replay;
 };
+
+/// Lockstep joystick: one command per tick of the simulation, stamped with the tick's time.
+int run_joystick_lockstep(const joystick_options& o, int fd, const sockaddr_in& to,
+                          const std::function<double(double)>& kappa) {
+  std::fprintf(stderr, "cosim-device joystick: lockstep, waiting for the simulation's ticks\n");
+  std::array<std::byte, 2048> in{};
+  std::array<std::byte, max_datagram_size> buf{};
+  std::uint32_t seq = 0;
+  std::uint64_t answered = 0;
+  std::int64_t last_tick = cosim::monotonic_now_ns();
+  const auto idle_limit = static_cast<std::int64_t>(o.sync_timeout * 1e9);
+  while (!g_stop.load() && cosim::monotonic_now_ns() - last_tick < idle_limit) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 20) <= 0) continue;
+    const ssize_t n = ::recv(fd, in.data(), in.size(), 0);
+    bench_message m{};
+    if (n <= 0 ||
+        decode(std::span<const std::byte>(in.data(), static_cast<std::size_t>(n)), m) !=
+            decode_status::ok ||
+        m.type != message_type::heartbeat || (m.flags & flag_lockstep) == 0)
+      continue;
+    last_tick = cosim::monotonic_now_ns();
+    // The tick's simulation time, exactly as the runtime's to_seconds() gives it.
+    const double t = static_cast<double>(static_cast<std::int64_t>(m.timestamp_ns)) * 1e-9;
+    if (o.silent_after >= 0.0 && t >= o.silent_after) continue;  // a hung device
+    bench_message out{};
+    out.type = message_type::command;
+    out.flags = flag_lockstep;
+    out.sequence = seq++;
+    out.timestamp_ns = m.timestamp_ns;
+    out.channel_count = 1;
+    out.channels[0] = kappa(t);
+    const std::size_t k = encode(out, buf);
+    if (::sendto(fd, buf.data(), k, 0, reinterpret_cast<const sockaddr*>(&to), sizeof to) ==
+        static_cast<ssize_t>(k))
+      ++answered;
+  }
+  ::close(fd);
+  std::fprintf(stderr, "cosim-device joystick: answered %llu ticks\n",
+               static_cast<unsigned long long>(answered));
+  return 0;
+}
 
 int run_joystick(const joystick_options& o) {
   const sockaddr_in to = address_or_die(o.to, "--to");
@@ -203,6 +259,7 @@ int run_joystick(const joystick_options& o) {
     if (!builtin) return table.at(t);
     return cosim::crane::manoeuvre::at(mk, t, kappa0);
   };
+  if (o.lockstep) return run_joystick_lockstep(o, fd, to, kappa);
 
   std::mt19937_64 rng(o.seed);
   std::uniform_real_distribution<double> u01(0.0, 1.0);
@@ -288,6 +345,7 @@ int run_joystick(const joystick_options& o) {
 struct valve_options {
   std::string listen, log, feedback_to;
   double lag_s = 0.0, duration = -1.0;
+  bool lockstep = false;
 };
 
 int run_valve(const valve_options& o) {
@@ -300,7 +358,10 @@ int run_valve(const valve_options& o) {
   if (!o.log.empty()) {
     log = std::fopen(o.log.c_str(), "w");
     if (log == nullptr) die("--log " + o.log + ": " + cosim::errno_text(errno));
-    std::fputs("arrival_s,source,status,type,sequence,timestamp_ns,channels,c0,c1,c2,c3\n", log);
+    std::fputs(o.lockstep
+                   ? "sim_time_s,source,status,type,sequence,timestamp_ns,channels,c0,c1,c2,c3\n"
+                   : "arrival_s,source,status,type,sequence,timestamp_ns,channels,c0,c1,c2,c3\n",
+               log);
     std::fflush(log);
   }
   const std::int64_t start = cosim::monotonic_now_ns();
@@ -326,9 +387,11 @@ int run_valve(const valve_options& o) {
     bench_message m{};
     const decode_status st =
         decode(std::span<const std::byte>(buf.data(), static_cast<std::size_t>(n)), m);
+    const bool stepped = o.lockstep && st == decode_status::ok && (m.flags & flag_lockstep) != 0;
     if (log != nullptr) {
-      std::fprintf(log, "%.9f,%s,%s,%d,%u,%llu,%u", static_cast<double>(now - start) * 1e-9,
-                   to_string(src).c_str(), to_string(st),
+      const double when = o.lockstep ? (stepped ? static_cast<double>(m.timestamp_ns) * 1e-9 : -1.0)
+                                     : static_cast<double>(now - start) * 1e-9;
+      std::fprintf(log, "%.9f,%s,%s,%d,%u,%llu,%u", when, to_string(src).c_str(), to_string(st),
                    st == decode_status::ok ? static_cast<int>(m.type) : 0,
                    st == decode_status::ok ? m.sequence : 0U,
                    static_cast<unsigned long long>(st == decode_status::ok ? m.timestamp_ns : 0),
@@ -341,6 +404,17 @@ int run_valve(const valve_options& o) {
       }
       std::fputs("\n", log);
       std::fflush(log);
+    }
+    if (stepped && m.type != message_type::heartbeat) {
+      // Lockstep: acknowledge the step, so the simulation goes on only once this is logged.
+      std::array<std::byte, max_datagram_size> ack{};
+      bench_message a{};
+      a.type = message_type::heartbeat;
+      a.flags = flag_lockstep;
+      a.sequence = fb_seq++;
+      a.timestamp_ns = m.timestamp_ns;
+      const std::size_t k = encode(a, ack);
+      ::sendto(fd, ack.data(), k, 0, reinterpret_cast<const sockaddr*>(&src), sizeof src);
     }
     if (feedback && st == decode_status::ok && m.type == message_type::valve_command &&
         m.channel_count > 0) {
@@ -377,7 +451,14 @@ int main(int argc, char** argv) try {
   auto* js =
       app.add_subcommand("joystick", "Replay kappa(t) as command datagrams on wall-clock time");
   js->add_option("--to", jo.to, "Destination HOST:PORT")->required();
-  js->add_option("--manoeuvre", jo.manoeuvre, "M1, M2, hold or a t,kappa CSV file")->required();
+  auto* manoeuvre_opt =
+      js->add_option("--manoeuvre", jo.manoeuvre, "M1, M2, hold or a t,kappa CSV file");
+  auto* replay_opt = js->add_option(
+      "--replay", jo.replay, "Play a t,kappa CSV trace in simulation time (implies --lockstep)");
+  manoeuvre_opt->excludes(replay_opt);
+  js->add_flag("--lockstep", jo.lockstep,
+               "Answer the simulation's lockstep ticks with kappa at each tick's simulation time "
+               "(run.mode = \"lockstep\")");
   js->add_option("--rate", jo.rate,
                  "Datagrams per second (default 1000). At most 10 kHz: a shorter period is as\n"
                  "short as a non-realtime machine's wake-up latency. Periods missed while the\n"
@@ -413,6 +494,9 @@ int main(int argc, char** argv) try {
   vs->add_option("--feedback-to", vo.feedback_to, "Send valve_feedback to HOST:PORT");
   vs->add_option("--lag-s", vo.lag_s, "First-order lag time constant of the spool [s]")
       ->check(finite_in(0.0, max_seconds, false, "s"));
+  vs->add_flag("--lockstep", vo.lockstep,
+               "Acknowledge lockstep datagrams and log their simulation time (run.mode = "
+               "\"lockstep\")");
   vs->add_option("--duration", vo.duration, "Exit after S seconds (default: until SIGINT/SIGTERM)")
       ->check(finite_in(0.0, max_seconds, true, "s"));
   try {
@@ -422,7 +506,22 @@ int main(int argc, char** argv) try {
     return app.exit(e) == 0 ? 0 : 2;
   }
   install_signals();
-  if (js->parsed()) return run_joystick(jo);
+  if (js->parsed()) {
+    if (!jo.replay.empty()) {
+      jo.manoeuvre = jo.replay;
+      jo.lockstep = true;
+    } else if (manoeuvre_opt->count() == 0) {
+      die("joystick: --manoeuvre or --replay is required");
+    }
+    if (jo.lockstep && jo.sync) die("--sync: a lockstep joystick follows the ticks, not a clock");
+    if (jo.lockstep && (jo.loss > 0.0 || jo.garbage > 0.0 || jo.jitter_us > 0))
+      die("--loss, --garbage and --jitter-us act on wall-clock replay only (in lockstep every "
+          "datagram belongs to one macro step; --silent-after makes a device that stops)");
+    return run_joystick(jo);
+  }
+  if (vo.lockstep && !vo.feedback_to.empty())
+    die("valve --lockstep: --feedback-to is not available in lockstep (feedback would be a "
+        "second input per step)");
   return run_valve(vo);
 } catch (const std::exception& e) {
   // Bad input or I/O errors of a run, and failures setting up the command line itself.

@@ -37,7 +37,11 @@ struct driver_config {
   double stop_after = 0.5;       // [s] no fresh packet for this long: safety stop
   double startup_timeout = 5.0;  // [s] before the first packet, stop only after this
   int safe_repeats = 5;
-  int cpu = -1;  // I/O thread placement
+  // run.mode = "lockstep" (PROTOCOL.md, "Lockstep"): one exchange per macro step, paced by
+  // simulation time; a device that does not answer within lockstep_timeout stops the run.
+  bool lockstep = false;
+  double lockstep_timeout = 1.0;  // [s] wall clock, per exchange
+  int cpu = -1;                   // I/O thread placement
   int priority = 0;
 };
 

@@ -34,6 +34,9 @@ class udp_backend {
 
   [[nodiscard]] virtual const char* kind() const noexcept = 0;
   [[nodiscard]] virtual std::uint16_t local_port() const noexcept = 0;
+  /// The bound socket. A lockstep driver (run.mode = "lockstep") receives on it from the
+  /// model thread with poll(2) while run() is not running.
+  [[nodiscard]] virtual int socket_fd() const noexcept = 0;
   /// Event loop; returns after stop(). Runs on the I/O thread.
   virtual void run(datagram_handler& handler) = 0;
   /// Any thread, never blocks.

@@ -13,9 +13,17 @@
 //    thread that trips it (trip_fail_safe: the watchdog, the recorder, a signal handler),
 //    and nothing but safe values after that: the stopping run never waits for a model.
 //
+// Lockstep (driver_config::lockstep, run.mode = "lockstep"; PROTOCOL.md "Lockstep"): no I/O
+// thread. The model thread exchanges one datagram pair per macro step on the socket: the
+// input driver sends a lockstep tick stamped with the step's simulation time and waits for
+// the device's values for that time; the output driver sends its values so stamped and waits
+// for the device's acknowledgement. No answer within lockstep_timeout, or a device that
+// answers without the lockstep flag, stops the run (stop_cause::lockstep_device).
+//
 // Drivers are ordinary subsystems: every executor starts their I/O thread through
 // subsystem::start() and ends it through subsystem::stop(fail_safe); their counters reach
 // summary.json through subsystem::write_statistics().
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -86,6 +94,18 @@ class udp_driver : public subsystem, protected datagram_handler {
   /// queued (the last macro steps' values) unless the driver was tripped.
   virtual void send_queued() noexcept {}
 
+  // ---- lockstep (model thread only)
+  enum class lockstep_wait { received, timeout, stopped };
+  /// Receives one datagram on the socket (handed to on_datagram) unless the deadline
+  /// (CLOCK_MONOTONIC) passes first or the run is stopped.
+  lockstep_wait lockstep_receive(std::int64_t deadline_ns) noexcept;
+  /// Buffer for the lockstep stop's message; lockstep_fail() then stops the run with it
+  /// (lockstep_device; before start() the stop is raised by start()). Once.
+  [[nodiscard]] std::span<char> lockstep_text() noexcept { return lockstep_text_; }
+  void lockstep_fail() noexcept;
+  [[nodiscard]] bool lockstep_failed() const noexcept { return lockstep_failed_; }
+  [[nodiscard]] std::int64_t lockstep_timeout_ns() const noexcept;
+
   driver_config cfg_;
   std::unique_ptr<udp_backend> backend_;
   stop_source* stop_ = nullptr;
@@ -100,6 +120,8 @@ class udp_driver : public subsystem, protected datagram_handler {
   void stop_io() noexcept;
 
   std::unique_ptr<rt_thread> io_;
+  bool lockstep_failed_ = false;
+  std::array<char, 512> lockstep_text_{};  // the stop's message (lives as long as the driver)
 };
 
 class udp_input_driver final : public udp_driver {
@@ -116,6 +138,10 @@ class udp_input_driver final : public udp_driver {
   void on_datagram(std::span<const std::byte> data, const sockaddr_in& from,
                    std::int64_t arrival_ns) noexcept override;
   void on_wake() noexcept override;
+  /// Lockstep: tick for t, wait for the device's values for t (into slot_).
+  void lockstep_exchange(std::int64_t t_ns) noexcept;
+  /// Lockstep part of on_datagram: false drops the datagram.
+  bool lockstep_accept(const bench_message& m) noexcept;
 
   std::vector<sockaddr_in> peers_;
   // Start of the run announced to the peers with a heartbeat each (devices started with
@@ -140,6 +166,10 @@ class udp_input_driver final : public udp_driver {
   std::atomic<bool> stale_stop_{false};
   // The stale_input stop's messages (built here: raising one allocates nothing).
   std::string stale_text_, silent_text_;
+  // Lockstep: simulation time [ns] whose values are awaited; a peer that sent a datagram
+  // without the lockstep flag.
+  std::int64_t lockstep_expect_ns_ = -1;
+  bool lockstep_refused_ = false;
 };
 
 class udp_output_driver final : public udp_driver {
@@ -157,8 +187,20 @@ class udp_output_driver final : public udp_driver {
   void do_update_outputs(time_point t) noexcept override;
   void on_wake() noexcept override;
   void send_values(const std::array<double, max_channels>& v) noexcept;
+  void on_datagram(std::span<const std::byte> data, const sockaddr_in& from,
+                   std::int64_t arrival_ns) noexcept override;
+  /// Lockstep: waits for the acknowledgement of the previous step, then sends p stamped
+  /// with its simulation time.
+  void lockstep_exchange(const packet& p) noexcept;
+  /// False (and the run stopped) when the pending acknowledgement did not come in time.
+  bool lockstep_await_ack() noexcept;
 
   sockaddr_in to_{};
+  // Lockstep: the simulation time stamped on what is sent (the safe values of a stop carry
+  // the last step's), the acknowledgement awaited.
+  std::atomic<std::int64_t> lockstep_t_ns_{0};
+  bool acked_ = false;
+  bool ack_pending_ = false;
   spsc_ring<packet> ring_{1024};
   // Taken by the I/O thread and by a trip on any thread: the safe values carry the newest
   // sequence numbers, so a command the I/O thread sent concurrently reaches the device as

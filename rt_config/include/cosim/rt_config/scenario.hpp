@@ -20,7 +20,9 @@
 namespace cosim::config {
 
 /// Which executor runs the system (executor.hpp, threaded_executor.hpp).
-enum class run_mode { offline, threaded, realtime };
+// lockstep: the offline executor, with the UDP drivers exchanging one datagram pair per macro
+// step with devices that follow simulation time (drivers/PROTOCOL.md, "Lockstep").
+enum class run_mode { offline, threaded, realtime, lockstep };
 const char* to_string(run_mode m) noexcept;
 
 struct run_config {

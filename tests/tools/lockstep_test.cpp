@@ -1,0 +1,323 @@
+// run.mode = "lockstep" end to end on loopback (drivers/PROTOCOL.md, "Lockstep"): the bench
+// scenario rt_config/scenarios/bench_udp.toml with `cosim-device joystick --lockstep` and
+// `cosim-device valve --lockstep`, paced by simulation time.
+// Ports are derived from the PID so parallel runs do not collide.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cosim/drivers/bench_protocol.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string cosim_exe = COSIM_EXE;
+const std::string device_exe = std::string(COSIM_BINARY_DIR) + "/tools/device/cosim-device";
+const std::string scenarios = std::string(COSIM_SOURCE_DIR) + "/rt_config/scenarios";
+const std::string systems = std::string(COSIM_SOURCE_DIR) + "/rt_config/systems";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::vector<std::string>> read_csv(const fs::path& p) {
+  std::vector<std::vector<std::string>> rows;
+  std::ifstream in(p);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    std::string c;
+    while (std::getline(ss, c, ',')) cells.push_back(c);
+    if (!line.empty() && line.back() == ',') cells.emplace_back();
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+std::string json_string(const std::string& j, const std::string& key) {
+  std::smatch m;
+  if (std::regex_search(j, m, std::regex("\"" + key + "\":\\s*\"([^\"]*)\""))) return m[1];
+  return {};
+}
+
+double json_number(const std::string& j, const std::string& key) {
+  std::smatch m;
+  if (std::regex_search(j, m, std::regex("\"" + key + "\":\\s*([-0-9.eE+]+)")))
+    return std::stod(m[1]);
+  return -1.0;
+}
+
+int base_port(int slot) {
+  return 40000 + static_cast<int>(::getpid() % 1000) * 20 + slot * 4;
+}
+
+int shell(const std::string& script) {
+  const int rc = std::system(
+      ("bash -c '" + std::regex_replace(script, std::regex("'"), "'\\''") + "'").c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+struct lockstep_run {
+  fs::path dir;
+  int exit_code = -1;
+  std::string summary;
+  std::vector<std::vector<std::string>> valve;  // header + one row per datagram
+};
+
+/// Starts the devices, waits until both listen, runs `cosim run RUN_ARGS --out DIR` with the
+/// ports set, then ends the devices. Device arguments get the ports through $J (the joystick
+/// driver's bind), $JF (the joystick's own port) and $V (the valve's).
+lockstep_run run_lockstep(const std::string& name, int slot, const std::string& joystick_args,
+                          const std::string& valve_args, const std::string& run_args) {
+  lockstep_run r;
+  const int p = base_port(slot);
+  r.dir = fs::temp_directory_path() / ("cosim_lockstep_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(r.dir);
+  fs::create_directories(r.dir);
+  const std::string d = r.dir.string();
+  std::ostringstream cmd;
+  cmd << "J=127.0.0.1:" << p << "; JF=127.0.0.1:" << p + 1 << "; V=127.0.0.1:" << p + 2 << "; "
+      << device_exe << " valve --listen $V --log " << d << "/valve.csv " << valve_args << " 2>" << d
+      << "/valve.err & VP=$!; " << device_exe << " joystick --to $J --from-port " << p + 1 << " "
+      << joystick_args << " 2>" << d << "/joystick.err & JP=$!; "
+      << "for i in $(seq 400); do [ -s " << d << "/valve.csv ] && grep -q waiting " << d
+      << "/joystick.err && break; sleep 0.025; done; " << cosim_exe << " run " << run_args
+      << " --out " << d << " --set \"drivers.joystick.bind=\\\"$J\\\"\""
+      << " --set \"drivers.joystick.peers=[\\\"$JF\\\"]\""
+      << " --set \"drivers.valve.to=\\\"$V\\\"\" > " << d << "/run.log 2>&1; RC=$?; "
+      << "kill $VP $JP 2>/dev/null; wait; exit $RC";
+  r.exit_code = shell(cmd.str());
+  r.summary = slurp(r.dir / "summary.json");
+  r.valve = read_csv(r.dir / "valve.csv");
+  return r;
+}
+
+const std::string bench = scenarios + "/bench_udp.toml --set 'run.mode=\"lockstep\"'";
+
+std::size_t column_index(const std::vector<std::string>& header, const std::string& name) {
+  const auto it = std::find(header.begin(), header.end(), name);
+  return static_cast<std::size_t>(it - header.begin());
+}
+
+TEST(Lockstep, BenchScenarioTwiceIsByteIdentical) {
+  const lockstep_run a = run_lockstep("a", 0, "--lockstep --manoeuvre M1", "--lockstep", bench);
+  ASSERT_EQ(a.exit_code, 0) << slurp(a.dir / "run.log");
+  const lockstep_run b = run_lockstep("b", 1, "--lockstep --manoeuvre M1", "--lockstep", bench);
+  ASSERT_EQ(b.exit_code, 0) << slurp(b.dir / "run.log");
+  EXPECT_EQ(json_string(a.summary, "stop_reason"), "end_time");
+  EXPECT_EQ(json_string(a.summary, "mode"), "lockstep");
+  const std::string ra = slurp(a.dir / "results.csv");
+  ASSERT_FALSE(ra.empty());
+  EXPECT_TRUE(ra == slurp(b.dir / "results.csv")) << "results.csv differ between two runs";
+  const auto rows = read_csv(a.dir / "results.csv");
+  ASSERT_EQ(rows.size(), 10002U);  // header, t = 0 .. 10 s at 1 ms
+  std::printf("lockstep bench scenario (10 s simulated): wall_time_s %.3f, real_time_factor %.1f\n",
+              json_number(a.summary, "wall_time_s"), json_number(a.summary, "real_time_factor"));
+  // The valve logged one command per macro step, at that step's simulation time, carrying
+  // the kappa the system used at that time (the joystick's channel, fed to the valve).
+  ASSERT_GE(a.valve.size(), 2U);
+  EXPECT_EQ(a.valve[0][0], "sim_time_s");
+  const std::size_t k = column_index(rows[0], "kappa");
+  ASSERT_LT(k, rows[0].size());
+  std::size_t commands = 0;
+  for (std::size_t i = 1; i < a.valve.size(); ++i) {
+    const auto& v = a.valve[i];
+    ASSERT_GE(v.size(), 8U);
+    if (v[2] != "ok" || v[3] != "2") continue;
+    ASSERT_LT(commands + 1, rows.size());
+    const auto& row = rows[commands + 1];
+    EXPECT_NEAR(std::stod(v[0]), static_cast<double>(commands) * 1e-3, 1e-12) << "row " << i;
+    EXPECT_EQ(std::stod(v[7]), std::stod(row[k])) << "valve row " << i;
+    ++commands;
+  }
+  EXPECT_EQ(commands, 10001U);
+}
+
+// A piecewise-constant joystick trace whose steps fall on macro-step times: the driver holds
+// each step's value over the step (zero-order hold, extrapolation 0), and a CSV source, which
+// is evaluated at every hydraulic sub-step, gives the same numbers there. So the lockstep run
+// with the trace replayed by the joystick and the offline run with the trace as a source must
+// agree to the bit in every column they share (the recorded input itself excepted at the
+// jumps, below).
+TEST(Lockstep, EqualsOfflineRunWithTheTraceAsCsvSource) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("cosim_lockstep_trace_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  {
+    std::ofstream t(dir / "trace.csv");
+    // Around the crane's equilibrium opening kappa0 = 0.4543 (003 Sect. 1.3): down by 0.01
+    // at 2 s like M1 (003 Eq. (19)), up to kappa0 + 0.015 at 5 s.
+    t << "t,kappa\n0,0.4543\n1.9999999,0.4543\n2,0.4443\n4.9999999,0.4443\n5,0.469\n10,0.469\n";
+  }
+  std::string sys = slurp(systems + "/crane_m1_fs.toml");
+  ASSERT_NE(sys.find("signal = \"manoeuvre:M1\""), std::string::npos);
+  std::string offline = std::regex_replace(sys, std::regex("signal = \"manoeuvre:M1\""),
+                                           "signal = \"csv:trace.csv:kappa\"");
+  std::string lockstep = std::regex_replace(sys, std::regex("signal = \"manoeuvre:M1\""),
+                                            "signal = \"driver:joystick.kappa\"");
+  lockstep = std::regex_replace(lockstep, std::regex("mode = \"offline\""), "mode = \"lockstep\"");
+  lockstep +=
+      "\n[drivers.joystick]\ndirection = \"input\"\nbind = \"127.0.0.1:1\"\n"
+      "peers = [\"127.0.0.1:2\"]\nchannels = [\"kappa\"]\nmin = [0.0]\nmax = [1.0]\n"
+      "\n[drivers.valve]\ndirection = \"output\"\nto = \"127.0.0.1:3\"\n"
+      "channels = [\"kappa\"]\nfrom = [\"joystick.kappa\"]\n";
+  std::ofstream(dir / "offline.toml") << offline;
+  std::ofstream(dir / "lockstep.toml") << lockstep;
+  ASSERT_EQ(shell(cosim_exe + " run " + (dir / "offline.toml").string() + " --out " +
+                  (dir / "offline").string() + " > " + (dir / "offline.log").string() + " 2>&1"),
+            0)
+      << slurp(dir / "offline.log");
+  const lockstep_run l = run_lockstep("eq", 2, "--replay " + (dir / "trace.csv").string(),
+                                      "--lockstep", (dir / "lockstep.toml").string());
+  ASSERT_EQ(l.exit_code, 0) << slurp(l.dir / "run.log");
+  const auto off = read_csv(dir / "offline" / "results.csv");
+  const auto on = read_csv(l.dir / "results.csv");
+  ASSERT_EQ(off.size(), 10002U);
+  ASSERT_EQ(on.size(), off.size());
+  std::size_t shared = 0;
+  for (std::size_t c = 0; c < off[0].size(); ++c) {
+    const std::size_t k = column_index(on[0], off[0][c]);
+    if (k == on[0].size()) continue;
+    ++shared;
+    for (std::size_t r = 1; r < off.size(); ++r) {
+      // The recorded input kappa (as the cylinder sees it at the row's time) is the one
+      // column that may differ, and only at the trace's jumps: at a row's time the held
+      // driver value is still the previous step's (its left limit; at t0 the equilibrium's
+      // start value), the source is evaluated at the time itself. The steps use the same
+      // values, which the state columns prove.
+      const bool jump = r == 1 || r == 2001 || r == 5001;
+      if (off[0][c] == "kappa" && jump) continue;
+      ASSERT_EQ(on[r][k], off[r][c]) << off[0][c] << " at row " << r;
+    }
+  }
+  EXPECT_GE(shared, 7U);  // t, kappa, s, sd, p1, p2, fh
+  // The trace really moved the crane: kappa took the trace's three values.
+  const std::size_t kc = column_index(off[0], "kappa");
+  EXPECT_EQ(std::stod(off[1][kc]), 0.4543);
+  EXPECT_EQ(std::stod(off[2000][kc]), 0.4543);
+  EXPECT_EQ(std::stod(off[2001][kc]), 0.4443);
+  EXPECT_EQ(std::stod(off[5001][kc]), 0.469);
+}
+
+// A joystick that stops answering at t = 3 s: the tick for the step ending at 3 s gets no
+// answer, the run stops there with the reason, keeps its rows, and the valve gets its safe
+// values stamped with that step's time.
+TEST(Lockstep, SilentDeviceStopsTheRunWithTheReason) {
+  const lockstep_run r =
+      run_lockstep("silent", 3, "--lockstep --manoeuvre M1 --silent-after 3", "--lockstep",
+                   bench + " --set drivers.joystick.lockstep_timeout=0.2");
+  EXPECT_EQ(r.exit_code, 1) << slurp(r.dir / "run.log");
+  EXPECT_EQ(json_string(r.summary, "status"), "safety_stop");
+  EXPECT_EQ(json_string(r.summary, "stop_reason"), "lockstep_device");
+  EXPECT_EQ(json_string(r.summary, "message"),
+            "driver 'joystick': no answer from its device for the macro step at t = 3 s within "
+            "drivers.joystick.lockstep_timeout = 0.2 s (device stopped, or not in lockstep mode)");
+  EXPECT_EQ(json_number(r.summary, "stop_time_s"), 3.0);
+  EXPECT_EQ(read_csv(r.dir / "results.csv").size(), 3002U);  // t = 0 .. 3 s kept
+  ASSERT_GE(r.valve.size(), 7U);
+  for (std::size_t i = r.valve.size() - 5; i < r.valve.size(); ++i) {
+    ASSERT_GE(r.valve[i].size(), 8U);
+    EXPECT_EQ(r.valve[i][0], "3.000000000") << "row " << i;
+    EXPECT_EQ(std::stod(r.valve[i][7]), 0.0) << "row " << i;  // safe_value
+  }
+}
+
+// A device killed during the run (SIGKILL, no goodbye): the run stops on the timeout.
+TEST(Lockstep, KilledDeviceStopsTheRun) {
+  const int p = base_port(4);
+  const fs::path dir =
+      fs::temp_directory_path() / ("cosim_lockstep_kill_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string d = dir.string();
+  std::ostringstream cmd;
+  cmd << "J=127.0.0.1:" << p << "; JF=127.0.0.1:" << p + 1 << "; V=127.0.0.1:" << p + 2 << "; "
+      << device_exe << " valve --listen $V --lockstep --log " << d
+      << "/valve.csv 2>/dev/null & VP=$!; " << device_exe << " joystick --to $J --from-port "
+      << p + 1 << " --lockstep --manoeuvre hold 2>" << d
+      << "/joystick.err & JP=$!; for i in $(seq 400); do [ -s " << d
+      << "/valve.csv ] && grep -q waiting " << d << "/joystick.err && break; sleep 0.025; done; "
+      << cosim_exe << " run " << bench
+      << " --set run.duration=100000 --set drivers.joystick.lockstep_timeout=0.5 --out " << d
+      << "/out --set \"drivers.joystick.bind=\\\"$J\\\"\" --set "
+         "\"drivers.joystick.peers=[\\\"$JF\\\"]\" --set \"drivers.valve.to=\\\"$V\\\"\" > "
+      << d << "/run.log 2>&1 & RP=$!; sleep 0.5; kill -9 $JP; K=$(date +%s%N); wait $RP; RC=$?; "
+      << "E=$(date +%s%N); echo $(( (E - K) / 1000000 )) > " << d << "/stop_ms; kill $VP; wait; "
+      << "exit $RC";
+  EXPECT_EQ(shell(cmd.str()), 1) << slurp(dir / "run.log");
+  const std::string summary = slurp(dir / "out" / "summary.json");
+  EXPECT_EQ(json_string(summary, "stop_reason"), "lockstep_device");
+  EXPECT_NE(json_string(summary, "message").find("drivers.joystick.lockstep_timeout = 0.5 s"),
+            std::string::npos)
+      << summary;
+  EXPECT_GT(json_number(summary, "stop_time_s"), 0.0);
+  std::printf("killed joystick: the run ended %s ms after the kill (lockstep_timeout 0.5 s)\n",
+              slurp(dir / "stop_ms").c_str());
+}
+
+TEST(Lockstep, WallClockJoystickIsRefused) {
+  const lockstep_run r =
+      run_lockstep("wall", 0, "--manoeuvre M1 --sync --duration 30", "--lockstep", bench);
+  EXPECT_EQ(r.exit_code, 1) << slurp(r.dir / "run.log");
+  EXPECT_EQ(json_string(r.summary, "stop_reason"), "lockstep_device");
+  EXPECT_NE(json_string(r.summary, "message").find("without the lockstep flag"), std::string::npos)
+      << r.summary;
+}
+
+TEST(Lockstep, ValveThatDoesNotAcknowledgeIsRefused) {
+  const lockstep_run r = run_lockstep("noack", 1, "--lockstep --manoeuvre M1", "",
+                                      bench + " --set drivers.valve.lockstep_timeout=0.1");
+  EXPECT_EQ(r.exit_code, 1) << slurp(r.dir / "run.log");
+  EXPECT_EQ(json_string(r.summary, "stop_reason"), "lockstep_device");
+  EXPECT_NE(json_string(r.summary, "message").find("did not acknowledge the macro step at t = 0 s"),
+            std::string::npos)
+      << r.summary;
+}
+
+TEST(Lockstep, TimeoutOutOfRangeIsRejected) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("cosim_lockstep_bad_" + std::to_string(::getpid()));
+  const std::string log = (dir.string() + ".log");
+  EXPECT_EQ(
+      shell(cosim_exe + " run " + bench + " --set drivers.joystick.lockstep_timeout=0 --out " +
+            dir.string() + " > " + log + " 2>&1"),
+      2);
+  EXPECT_NE(slurp(log).find("drivers.joystick.lockstep_timeout"), std::string::npos) << slurp(log);
+  EXPECT_FALSE(fs::exists(dir / "results.csv"));
+}
+
+TEST(Lockstep, FlagRoundTripsAndOtherBitsAreIgnored) {
+  using namespace cosim::drivers;
+  bench_message m{};
+  m.type = message_type::heartbeat;
+  m.flags = 0xFFFF;  // only the defined bit goes on the wire
+  m.timestamp_ns = 2'000'000'000;
+  std::array<std::byte, max_datagram_size> buf{};
+  const std::size_t n = encode(m, buf);
+  ASSERT_EQ(n, 28U);
+  EXPECT_EQ(buf[6], std::byte{0x00});  // flags, little-endian: 0x0100
+  EXPECT_EQ(buf[7], std::byte{0x01});
+  bench_message back{};
+  ASSERT_EQ(decode(std::span<const std::byte>(buf.data(), n), back), decode_status::ok);
+  EXPECT_EQ(back.flags, flag_lockstep);
+  EXPECT_EQ(back.timestamp_ns, 2'000'000'000U);
+}
+
+}  // namespace
