@@ -146,6 +146,7 @@ void udp_driver::write_statistics(json_writer& j) const {
   j.key("stale_events").value(static_cast<std::int64_t>(s.stale_events));
   if (s.direction == "input")
     j.key("sender_restarts").value(static_cast<std::int64_t>(s.sender_restarts));
+  if (s.silenced_at_s >= 0.0) j.key("silenced_at_s").value(s.silenced_at_s);
   j.end_object();
 }
 
@@ -165,6 +166,7 @@ udp_input_driver::udp_input_driver(driver_config cfg) : udp_driver(std::move(cfg
                  ".startup_timeout, at least its stop_after)";
   trackers_.resize(peers_.size());
   run_of_old_.assign(peers_.size(), 0);
+  if (cfg_.silence_at >= 0.0) silence_ns_ = seconds_to_ns(cfg_.silence_at);
   for (std::size_t i = 0; i < cfg_.channels.size(); ++i) {
     add_output({cfg_.channels[i].name, cfg_.channels[i].unit, port_role::signal});
     current_.v[i] = cfg_.channels[i].initial;
@@ -249,7 +251,15 @@ void udp_input_driver::do_update_outputs(time_point t) noexcept {
   const std::int64_t now = cfg_.lockstep ? t.time_since_epoch().count() : monotonic_now_ns();
   if (first_update_ns_ == 0) first_update_ns_ = cfg_.lockstep ? now - 1 : now;
   if (cfg_.lockstep) lockstep_exchange(now);
-  slot_.read_if_newer(current_, version_);
+  const std::int64_t t_ns = t.time_since_epoch().count();
+  if (silence_ns_ >= 0 && t_ns >= silence_ns_) {
+    // [[events]] silence: the device is heard (and, in lockstep, kept in step) but nothing
+    // it sends is used any more; the stale-input logic below sees a silent device.
+    if (silenced_at_ns_.load(std::memory_order_relaxed) < 0)
+      silenced_at_ns_.store(t_ns, std::memory_order_relaxed);
+  } else {
+    slot_.read_if_newer(current_, version_);
+  }
   if (!cfg_.lockstep && version_ == 0 &&
       (last_announce_ns_ == 0 || now - last_announce_ns_ >= announce_period_ns)) {
     last_announce_ns_ = now;
@@ -384,6 +394,8 @@ driver_stats udp_input_driver::stats() const {
   s.clamped = clamped_.load();
   s.stale_events = stale_events_.load();
   s.stale_stop = stale_stop_.load();
+  const std::int64_t silenced = silenced_at_ns_.load();
+  if (silenced >= 0) s.silenced_at_s = static_cast<double>(silenced) * 1e-9;
   return s;
 }
 

@@ -192,6 +192,31 @@ void read_drivers(config_reader& r, scenario& sc) {
   }
 }
 
+void read_events(config_reader& r, scenario& sc) {
+  const toml::array* events = r.table().get_as<toml::array>("events");
+  if (events == nullptr) return;
+  for (std::size_t i = 0; i < events->size(); ++i) {
+    const std::string key = "events[" + std::to_string(i) + "]";
+    const double t = r.get_double(key + ".time");
+    if (!std::isfinite(t) || t < 0.0 || t > sc.run.duration)
+      r.fail(key + ".time",
+             "must be a time in [0, run.duration = " + format_double(sc.run.duration) + "] s");
+    const std::string action = r.get_string(key + ".action");
+    check_choice(r, key + ".action", action, {"silence"});
+    const std::string name = r.get_string(key + ".driver");
+    drivers::driver_config* d = nullptr;
+    for (auto& c : sc.drivers)
+      if (c.name == name && c.direction == drivers::driver_direction::input) d = &c;
+    if (d == nullptr)
+      r.fail(key + ".driver", "no input driver named '" + name + "' ([drivers." + name +
+                                  "] with direction = \"input\")");
+    if (d->silence_at >= 0.0)
+      r.fail(key + ".driver", "driver '" + name + "' is already silenced by an earlier event");
+    d->silence_at = t;
+    sc.events.push_back({t, action, name});
+  }
+}
+
 void add_drivers(const scenario& sc, built_scenario& b) {
   for (const auto& d : sc.drivers) {
     bool present = false;

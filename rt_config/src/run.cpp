@@ -7,6 +7,7 @@
 
 #include <cstdio>
 
+#include "cosim/drivers/udp_driver.hpp"
 #include "cosim/rt_config/results_folder.hpp"
 #include "cosim/runtime/csv_writer.hpp"
 #include "cosim/runtime/error.hpp"
@@ -193,6 +194,28 @@ std::string summary_json(const scenario& sc, const run_outcome& o, const std::st
     j.key("drivers").begin_array();
     for (std::size_t i = 0; i < sys.size(); ++i)
       if (sys.at(i).has_statistics()) sys.at(i).write_statistics(j);
+    j.end_array();
+  }
+  if (!sc.events.empty()) {
+    // [[events]]: what was planned and when it fired (null: never reached).
+    j.key("events").begin_array();
+    for (const auto& e : sc.events) {
+      j.begin_object();
+      j.key("time_s").value(e.time);
+      j.key("action").value(e.action);
+      j.key("driver").value(e.driver);
+      double fired = -1.0;
+      for (std::size_t i = 0; i < sys.size(); ++i)
+        if (sys.at(i).name() == e.driver)
+          if (const auto* d = dynamic_cast<const drivers::udp_driver*>(&sys.at(i)))
+            fired = d->stats().silenced_at_s;
+      j.key("fired_s");
+      if (fired >= 0.0)
+        j.value(fired);
+      else
+        j.null();
+      j.end_object();
+    }
     j.end_array();
   }
   // The inputs a coupling correction acted on, whichever key turned it on.

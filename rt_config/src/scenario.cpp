@@ -347,6 +347,7 @@ scenario read(config_reader& r) {
                                "run.mode = \"realtime\" (or \"lockstep\" with a device that "
                                "follows simulation time), or remove [drivers." +
                                d.name + "] and give the input a signal source");
+  read_events(r, sc);           // after read_drivers: events act on drivers
   iteration_keys::read(r, sc);  // after read_drivers: drivers cannot roll back
   read_dds(r, sc);
   read_realtime(r, sc);

@@ -38,20 +38,25 @@ TEST(CiExample, RunsAsDocumentedAndPasses) {
   EXPECT_EQ(WEXITSTATUS(rc), 0) << slurp(out.string() + ".log");
   const std::string log = slurp(out.string() + ".log");
   EXPECT_NE(log.find("cosim run exited with 1"), std::string::npos) << log;  // the safety stop
-  EXPECT_NE(log.find("6 of 6 checks passed"), std::string::npos) << log;
+  EXPECT_NE(log.find("8 of 8 checks passed"), std::string::npos) << log;
 
   pugi::xml_document doc;
   ASSERT_TRUE(doc.load_file((out / "junit.xml").c_str()));
   const pugi::xml_node suite = doc.child("testsuites").child("testsuite");
-  EXPECT_EQ(suite.attribute("tests").as_int(), 6);
+  EXPECT_EQ(suite.attribute("tests").as_int(), 8);
   EXPECT_EQ(suite.attribute("failures").as_int(), 0);
   std::vector<std::string> names;
   for (const pugi::xml_node tc : suite.children("testcase"))
     names.emplace_back(tc.attribute("name").value());
-  ASSERT_EQ(names.size(), 6U);
+  ASSERT_EQ(names.size(), 8U);
   EXPECT_EQ(names[0], "max |s - reference|");
   EXPECT_EQ(names[2], "stop_reason");
 
+  // The event is listed with its firing time; the stop is the stale-input one.
+  const std::string summary = slurp(out / "run" / "summary.json");
+  EXPECT_NE(summary.find("\"stop_reason\": \"stale_input\""), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"action\": \"silence\""), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"fired_s\": 5"), std::string::npos) << summary;
   // The valve's log ends with the safe value 0 (safe_repeats = 5), stamped with the stop's
   // simulation time.
   std::ifstream valve(out / "valve.csv");
@@ -64,7 +69,7 @@ TEST(CiExample, RunsAsDocumentedAndPasses) {
     std::stringstream ls(lines[i]);
     for (std::string c; std::getline(ls, c, ',');) cells.push_back(c);
     ASSERT_GE(cells.size(), 8U) << lines[i];
-    EXPECT_EQ(cells[0], "5.000000000") << lines[i];
+    EXPECT_EQ(cells[0], "5.500000000") << lines[i];
     EXPECT_EQ(std::stod(cells[7]), 0.0) << lines[i];
   }
 }

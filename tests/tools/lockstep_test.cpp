@@ -303,6 +303,29 @@ TEST(Lockstep, TimeoutOutOfRangeIsRejected) {
   EXPECT_FALSE(fs::exists(dir / "results.csv"));
 }
 
+TEST(Lockstep, EventErrorsNameTheKey) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("cosim_lockstep_events_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string base = slurp(std::string(COSIM_SOURCE_DIR) + "/tools/ci_example/bench_ci.toml");
+  ASSERT_NE(base.find("driver = \"joystick\""), std::string::npos);
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {std::regex_replace(base, std::regex("driver = \"joystick\""), "driver = \"valve\""),
+       "events[0].driver"},
+      {std::regex_replace(base, std::regex("time = 5.0"), "time = 11.0"), "events[0].time"},
+      {std::regex_replace(base, std::regex("action = \"silence\""), "action = \"drop\""),
+       "events[0].action"}};
+  for (const auto& [text, key] : cases) {
+    std::ofstream(dir / "s.toml") << text;
+    EXPECT_EQ(shell(cosim_exe + " run " + (dir / "s.toml").string() + " --out " +
+                    (dir / "out").string() + " > " + (dir / "log").string() + " 2>&1"),
+              2);
+    EXPECT_NE(slurp(dir / "log").find(key), std::string::npos) << slurp(dir / "log");
+    EXPECT_FALSE(fs::exists(dir / "out" / "results.csv"));
+  }
+}
+
 TEST(Lockstep, FlagRoundTripsAndOtherBitsAreIgnored) {
   using namespace cosim::drivers;
   bench_message m{};

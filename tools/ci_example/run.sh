@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The CI example of docs/ci.md: the bench scenario (rt_config/scenarios/bench_udp.toml) in
-# lockstep with the simulated joystick and valve, the joystick going silent at t = 5 s, and
-# verdicts with `cosim check` (JUnit XML for the CI server).
+# lockstep with the simulated joystick and valve, the joystick silenced by an [[events]] entry
+# at t = 5 s (bench_ci.toml), and verdicts with `cosim check` (JUnit XML for the CI server).
 #
 #   tools/ci_example/run.sh BUILD_DIR OUT_DIR
 #
@@ -27,7 +27,7 @@ mkdir -p "$out"
 "$device" valve --listen "$V" --lockstep --log "$out/valve.csv" 2>"$out/valve.err" &
 valve=$!
 "$device" joystick --to "$J" --from-port "$((base + 1))" --lockstep --manoeuvre M1 \
-  --silent-after 5 2>"$out/joystick.err" &
+  2>"$out/joystick.err" &
 joystick=$!
 trap 'kill $valve $joystick 2>/dev/null; wait' EXIT
 for _ in $(seq 400); do
@@ -35,10 +35,9 @@ for _ in $(seq 400); do
   sleep 0.025
 done
 
-# 3. The run: stops at t = 5 s, when the joystick stops answering (exit code 1: a safety
-#    stop is what this test expects; the checks below judge it).
-"$cosim" run "$root/rt_config/scenarios/bench_udp.toml" --out "$out/run" --quiet \
-  --set 'run.mode="lockstep"' --set drivers.joystick.lockstep_timeout=0.5 \
+# 3. The run: the stale-input safety stop at t = 5.5 s, 0.5 s (stop_after) after the last
+#    value used (exit code 1: a safety stop is what this test expects; the checks judge it).
+"$cosim" run "$here/bench_ci.toml" --out "$out/run" --quiet \
   --set "drivers.joystick.bind=\"$J\"" --set "drivers.joystick.peers=[\"$JF\"]" \
   --set "drivers.valve.to=\"$V\""
 echo "cosim run exited with $?"

@@ -41,6 +41,10 @@ struct driver_config {
   // simulation time; a device that does not answer within lockstep_timeout stops the run.
   bool lockstep = false;
   double lockstep_timeout = 1.0;  // [s] wall clock, per exchange
+  // input: an [[events]] "silence" fault: from this simulation time [s] on (at the first
+  // communication point at or after it) no received value is used, as if the device had
+  // gone silent; < 0: never. Lockstep runs keep exchanging with the device (in step).
+  double silence_at = -1.0;
   int cpu = -1;                   // I/O thread placement
   int priority = 0;
 };

@@ -60,6 +60,7 @@ struct driver_stats {
   std::uint64_t stale_events = 0;
   std::uint64_t sender_restarts = 0;  // input: sender restarts detected (counters kept)
   bool stale_stop = false;
+  double silenced_at_s = -1.0;  // input: when an [[events]] silence fault fired (< 0: never)
 };
 
 /// Newest channel values of an input driver, with their CLOCK_MONOTONIC arrival time.
@@ -170,6 +171,9 @@ class udp_input_driver final : public udp_driver {
   // without the lockstep flag.
   std::int64_t lockstep_expect_ns_ = -1;
   bool lockstep_refused_ = false;
+  // [[events]] silence fault: from silence_ns_ on, nothing received is used.
+  std::int64_t silence_ns_ = -1;
+  std::atomic<std::int64_t> silenced_at_ns_{-1};
 };
 
 class udp_output_driver final : public udp_driver {
