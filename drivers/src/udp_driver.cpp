@@ -146,7 +146,10 @@ void udp_driver::write_statistics(json_writer& j) const {
   j.key("stale_events").value(static_cast<std::int64_t>(s.stale_events));
   if (s.direction == "input")
     j.key("sender_restarts").value(static_cast<std::int64_t>(s.sender_restarts));
-  if (s.silenced_at_s >= 0.0) j.key("silenced_at_s").value(s.silenced_at_s);
+  if (s.silenced_at_s >= 0.0) {
+    j.key("silenced_at_s").value(s.silenced_at_s);
+    j.key("dropped_by_event").value(static_cast<std::int64_t>(s.dropped_by_event));
+  }
   j.end_object();
 }
 
@@ -252,11 +255,18 @@ void udp_input_driver::do_update_outputs(time_point t) noexcept {
   if (first_update_ns_ == 0) first_update_ns_ = cfg_.lockstep ? now - 1 : now;
   if (cfg_.lockstep) lockstep_exchange(now);
   const std::int64_t t_ns = t.time_since_epoch().count();
-  if (silence_ns_ >= 0 && t_ns >= silence_ns_) {
-    // [[events]] silence: the device is heard (and, in lockstep, kept in step) but nothing
-    // it sends is used any more; the stale-input logic below sees a silent device.
+  const bool faulted =
+      silence_ns_ >= 0 && t_ns >= silence_ns_ &&
+      (cfg_.silence_count < 0 || dropped_by_event_.load(std::memory_order_relaxed) <
+                                     static_cast<std::uint64_t>(cfg_.silence_count));
+  if (faulted) {
+    // [[events]] silence / drop: the device is heard (and, in lockstep, kept in step) but
+    // the new values are discarded (held: the stale-input logic below sees a silent device).
     if (silenced_at_ns_.load(std::memory_order_relaxed) < 0)
       silenced_at_ns_.store(t_ns, std::memory_order_relaxed);
+    values dropped{};
+    if (slot_.read_if_newer(dropped, version_))
+      dropped_by_event_.fetch_add(1, std::memory_order_relaxed);
   } else {
     slot_.read_if_newer(current_, version_);
   }
@@ -396,6 +406,7 @@ driver_stats udp_input_driver::stats() const {
   s.stale_stop = stale_stop_.load();
   const std::int64_t silenced = silenced_at_ns_.load();
   if (silenced >= 0) s.silenced_at_s = static_cast<double>(silenced) * 1e-9;
+  s.dropped_by_event = dropped_by_event_.load();
   return s;
 }
 

@@ -151,10 +151,11 @@ std::vector<key_doc> documented_keys() {
        "input: no fresh datagram for this long [s]: safety stop stale_input (default 0.5)"},
       {"drivers.<name>.startup_timeout",
        "input: longest wait for the first datagram [s] (default 5)"},
-      {"events[i].time, .action, .driver",
+      {"events[i].time, .action, .driver, .count",
        "[[events]]: at simulation time [s] (the first communication point at or after it) do "
-       "action on driver; action \"silence\": nothing the input driver receives is used from "
-       "then on (its stale-input logic sees a silent device); listed in summary.json"},
+       "action on driver; \"silence\": nothing the input driver receives is used from then on "
+       "(its stale-input logic sees a silent device); \"drop\": the next count new values are "
+       "discarded; listed in summary.json"},
       {"drivers.<name>.lockstep_timeout",
        "run.mode = \"lockstep\": longest wall-clock wait for the device's answer to one macro "
        "step [s], 0.001-60 (default 1); then safety stop lockstep_device"},

@@ -202,7 +202,7 @@ void read_events(config_reader& r, scenario& sc) {
       r.fail(key + ".time",
              "must be a time in [0, run.duration = " + format_double(sc.run.duration) + "] s");
     const std::string action = r.get_string(key + ".action");
-    check_choice(r, key + ".action", action, {"silence"});
+    check_choice(r, key + ".action", action, {"silence", "drop"});
     const std::string name = r.get_string(key + ".driver");
     drivers::driver_config* d = nullptr;
     for (auto& c : sc.drivers)
@@ -213,6 +213,11 @@ void read_events(config_reader& r, scenario& sc) {
     if (d->silence_at >= 0.0)
       r.fail(key + ".driver", "driver '" + name + "' is already silenced by an earlier event");
     d->silence_at = t;
+    if (action == "drop") {
+      const std::int64_t n = r.get_int(key + ".count");
+      if (n < 1 || n > 1'000'000'000) r.fail(key + ".count", "must be 1 to 1e9 values");
+      d->silence_count = n;
+    }
     sc.events.push_back({t, action, name});
   }
 }

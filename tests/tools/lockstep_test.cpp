@@ -303,6 +303,46 @@ TEST(Lockstep, TimeoutOutOfRangeIsRejected) {
   EXPECT_FALSE(fs::exists(dir / "results.csv"));
 }
 
+// A "drop" fault: the next `count` new values are discarded from t = 1.95 s on, across M1's
+// kappa step at 2 s. The driver holds kappa(1.949) for those steps and counts them; 100 steps
+// (0.1 s) is past stale_after (one stale event) but short of stop_after, so the run completes;
+// 600 steps is past stop_after = 0.5 s: the stale-input stop at 1.949 + 0.501 = 2.45 s.
+TEST(Lockstep, DropEventHoldsCountsAndStops) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("cosim_lockstep_drop_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string base = slurp(std::string(COSIM_SOURCE_DIR) + "/tools/ci_example/bench_ci.toml");
+  const auto scenario = [&](int count) {
+    const fs::path f = dir / ("drop" + std::to_string(count) + ".toml");
+    std::ofstream(f) << std::regex_replace(
+        base, std::regex("time = 5.0\naction = \"silence\""),
+        "time = 1.95\naction = \"drop\"\ncount = " + std::to_string(count));
+    return f.string();
+  };
+  const lockstep_run a =
+      run_lockstep("drop100", 0, "--lockstep --manoeuvre M1", "--lockstep", scenario(100));
+  ASSERT_EQ(a.exit_code, 0) << slurp(a.dir / "run.log");
+  EXPECT_NE(a.summary.find("\"dropped_by_event\": 100"), std::string::npos) << a.summary;
+  EXPECT_NEAR(json_number(a.summary, "silenced_at_s"), 1.95, 1e-12) << a.summary;
+  EXPECT_NE(a.summary.find("\"stale_events\": 1"), std::string::npos) << a.summary;
+  const auto rows = read_csv(a.dir / "results.csv");
+  const std::size_t k = column_index(rows[0], "kappa");
+  ASSERT_EQ(rows.size(), 10002U);
+  ASSERT_NEAR(std::stod(rows[1951][0]), 1.95, 1e-12);
+  // The value of 1.949 s (row 1950) is used over the 100 steps from 1.95 s to 2.05 s, across
+  // M1's step; a row shows the input as used in the step ending at its time, so rows 1951
+  // (1.95 s) to 2051 (2.05 s) hold it and row 2052 (2.051 s) has M1's new value.
+  for (std::size_t r = 1951; r <= 2051; ++r) EXPECT_EQ(rows[r][k], rows[1950][k]) << "row " << r;
+  EXPECT_NE(rows[2052][k], rows[1950][k]);
+
+  const lockstep_run b =
+      run_lockstep("drop600", 1, "--lockstep --manoeuvre M1", "--lockstep", scenario(600));
+  EXPECT_EQ(b.exit_code, 1) << slurp(b.dir / "run.log");
+  EXPECT_EQ(json_string(b.summary, "stop_reason"), "stale_input");
+  EXPECT_EQ(json_number(b.summary, "stop_time_s"), 2.45);
+}
+
 TEST(Lockstep, EventErrorsNameTheKey) {
   const fs::path dir =
       fs::temp_directory_path() / ("cosim_lockstep_events_" + std::to_string(::getpid()));
@@ -314,7 +354,7 @@ TEST(Lockstep, EventErrorsNameTheKey) {
       {std::regex_replace(base, std::regex("driver = \"joystick\""), "driver = \"valve\""),
        "events[0].driver"},
       {std::regex_replace(base, std::regex("time = 5.0"), "time = 11.0"), "events[0].time"},
-      {std::regex_replace(base, std::regex("action = \"silence\""), "action = \"drop\""),
+      {std::regex_replace(base, std::regex("action = \"silence\""), "action = \"corrupt\""),
        "events[0].action"}};
   for (const auto& [text, key] : cases) {
     std::ofstream(dir / "s.toml") << text;

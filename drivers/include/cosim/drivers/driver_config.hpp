@@ -45,7 +45,10 @@ struct driver_config {
   // communication point at or after it) no received value is used, as if the device had
   // gone silent; < 0: never. Lockstep runs keep exchanging with the device (in step).
   double silence_at = -1.0;
-  int cpu = -1;                   // I/O thread placement
+  // With silence_at: how many new values are dropped ("drop" event, count); -1: all
+  // ("silence").
+  std::int64_t silence_count = -1;
+  int cpu = -1;  // I/O thread placement
   int priority = 0;
 };
 

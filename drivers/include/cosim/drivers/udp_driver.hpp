@@ -60,7 +60,8 @@ struct driver_stats {
   std::uint64_t stale_events = 0;
   std::uint64_t sender_restarts = 0;  // input: sender restarts detected (counters kept)
   bool stale_stop = false;
-  double silenced_at_s = -1.0;  // input: when an [[events]] silence fault fired (< 0: never)
+  double silenced_at_s = -1.0;  // input: when an [[events]] silence/drop fault fired (< 0: never)
+  std::uint64_t dropped_by_event = 0;  // input: new values a "drop" / "silence" event discarded
 };
 
 /// Newest channel values of an input driver, with their CLOCK_MONOTONIC arrival time.
@@ -174,6 +175,7 @@ class udp_input_driver final : public udp_driver {
   // [[events]] silence fault: from silence_ns_ on, nothing received is used.
   std::int64_t silence_ns_ = -1;
   std::atomic<std::int64_t> silenced_at_ns_{-1};
+  std::atomic<std::uint64_t> dropped_by_event_{0};
 };
 
 class udp_output_driver final : public udp_driver {
