@@ -7,11 +7,16 @@
 
 #include <netinet/in.h>
 
+#include "cosim/drivers/bench_auth.hpp"
 #include "cosim/drivers/bench_protocol.hpp"
 
 namespace cosim::drivers {
 
 enum class driver_direction { input, output };
+
+/// What protects the driver's datagrams (PROTOCOL.md): version 2 with an HMAC-SHA-512-256
+/// tag and challenge sessions, or, only when a scenario asks for it, unauthenticated version 1.
+enum class driver_auth { hmac_sha512_256, none };
 
 struct channel_config {
   std::string name;
@@ -37,7 +42,10 @@ struct driver_config {
   double stop_after = 0.5;       // [s] no fresh packet for this long: safety stop
   double startup_timeout = 5.0;  // [s] before the first packet, stop only after this
   int safe_repeats = 5;
-  int cpu = -1;  // I/O thread placement
+  driver_auth auth = driver_auth::hmac_sha512_256;
+  std::string key_file;  // where `key` was read from (messages and summary only)
+  bench_key key;         // the shared secret (read from key_file by rt_config)
+  int cpu = -1;          // I/O thread placement
   int priority = 0;
 };
 
