@@ -33,6 +33,7 @@ std::int64_t seconds_to_ns(double s) noexcept {
 
 udp_driver::udp_driver(driver_config cfg) : subsystem(cfg.name), cfg_(std::move(cfg)) {
   const std::string base = "drivers." + cfg_.name;
+  if (cfg_.auth != driver_auth::none) prepare_key(cfg_.key);
   COSIM_INPUT_CHECK(!cfg_.channels.empty() && cfg_.channels.size() <= max_channels,
                     errc::config_value, base + ".channels: between 1 and 16 channels are required");
   const sockaddr_in bind_addr = parse_or_fail(cfg_.bind, base + ".bind");
