@@ -19,6 +19,11 @@
 #include <thread>
 #include <vector>
 
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/websocket.hpp>
+
 #include "process_support.hpp"
 #include "temp_dir.hpp"
 
@@ -238,6 +243,49 @@ TEST(DashboardGuard, ServeAnyServesTheHostsOwnAddressesAndWarnsAboutTheToken) {
   EXPECT_NE(err.find("stop token"), std::string::npos) << err;
   EXPECT_EQ(request(addrs.back(), port, addrs.back() + p, "POST /stop", token), 202);
   EXPECT_EQ(wait_exit(pid, 30s), 1);
+}
+
+TEST(DashboardGuard, AListeningPageIsKeptAliveByPingsPastTheIdleTimeoutAndCanStopTheRun) {
+  namespace beast = boost::beast;
+  namespace net = boost::asio;
+  temp_dir tmp;
+  const std::string out = tmp / "run";
+  // The idle timeout shortened from 300 s to 1 s: a page that only listens (as every page
+  // does) used to be dropped after it.
+  std::string cmd = "COSIM_DASHBOARD_IDLE_S=1 exec";
+  for (const auto& a : run_args(out, "0", 60)) cmd += " '" + a + "'";
+  const pid_t pid = spawn({"/bin/sh", "-c", cmd}, tmp / "out.txt", tmp / "err.txt");
+  const auto [port, token] = wait_for_url(pid, tmp / "out.txt");
+  ASSERT_NE(port, 0) << slurp(tmp / "err.txt");
+  net::io_context ioc;
+  beast::websocket::stream<net::ip::tcp::socket> ws(ioc);
+  net::ip::tcp::resolver resolver(ioc);
+  net::connect(ws.next_layer(), resolver.resolve("127.0.0.1", std::to_string(port)));
+  ws.handshake("127.0.0.1:" + std::to_string(port), "/ws");
+  // Reading answers the server's pings (Beast does it inside read); the page sends nothing.
+  const auto until = std::chrono::steady_clock::now() + 4s;
+  int messages = 0;
+  beast::error_code ec;
+  while (std::chrono::steady_clock::now() < until) {
+    beast::flat_buffer buf;
+    ws.read(buf, ec);
+    if (ec) break;
+    ++messages;
+  }
+  ASSERT_FALSE(ec) << "the page was dropped after " << messages << " messages: " << ec.message();
+  // Four idle timeouts later the page can still stop the run.
+  ws.write(net::buffer(std::string(R"({"type":"stop","token":")") + token + "\"}"), ec);
+  ASSERT_FALSE(ec) << ec.message();
+  bool accepted = false;
+  for (int i = 0; i < 200 && !accepted; ++i) {
+    beast::flat_buffer buf;
+    ws.read(buf, ec);
+    if (ec) break;
+    accepted = beast::buffers_to_string(buf.data()).find("stop_accepted") != std::string::npos;
+  }
+  EXPECT_TRUE(accepted);
+  EXPECT_EQ(wait_exit(pid, 30s), 1) << slurp(tmp / "err.txt");
+  EXPECT_EQ(summary_field(out, "stop_reason"), "operator_signal");
 }
 
 }  // namespace

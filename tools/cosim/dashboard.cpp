@@ -13,6 +13,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <exception>
 #include <fstream>
@@ -327,13 +328,29 @@ struct dashboard::impl {
 
 namespace {
 
+/// 300 s (Beast's suggested server timeout), or COSIM_DASHBOARD_IDLE_S seconds (1 .. 3600).
+std::chrono::seconds ws_idle_timeout() {
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read on the server thread; nothing sets it
+  if (const char* v = std::getenv("COSIM_DASHBOARD_IDLE_S"); v != nullptr) {
+    const long s = std::strtol(v, nullptr, 10);
+    if (s >= 1 && s <= 3600) return std::chrono::seconds(s);
+  }
+  return std::chrono::seconds(300);
+}
+
 class ws_session : public std::enable_shared_from_this<ws_session> {
  public:
   ws_session(tcp::socket&& s, dashboard::impl& d) : ws_(std::move(s)), d_(d) {}
 
   void run(http::request<http::string_body>&& req) {
     req_ = std::move(req);  // kept until the handshake is done
-    ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+    // Pings at half the idle timeout, which the browser answers by itself: a page that only
+    // listens is not idle, and a dead one is found (the default, no pings, dropped every page
+    // after 300 s). COSIM_DASHBOARD_IDLE_S shortens it (tests).
+    auto t = websocket::stream_base::timeout::suggested(beast::role_type::server);
+    t.idle_timeout = ws_idle_timeout();
+    t.keep_alive_pings = true;
+    ws_.set_option(t);
     ws_.read_message_max(4096);
     ++d_.handshakes;
     ws_.async_accept(req_, [self = shared_from_this()](beast::error_code ec) {

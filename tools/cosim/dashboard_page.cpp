@@ -303,7 +303,12 @@ function onEnd(m) {
 function connect() {
   ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws");
   ws.onopen = () => { $("conn").textContent = "connected"; };
-  ws.onclose = () => { $("conn").textContent = ended ? "run ended; server closed" : "disconnected"; };
+  ws.onclose = () => {
+    $("conn").textContent = ended ? "run ended; server closed" : "disconnected; reconnecting";
+    // A dropped page (network, server restart of the socket) comes back by itself; the hello
+    // it then gets rebuilds it. A run that ended stays as it is.
+    if (!ended) setTimeout(connect, 1000);
+  };
   ws.onmessage = ev => {
     const m = JSON.parse(ev.data);
     if (m.type === "hello") onHello(m);

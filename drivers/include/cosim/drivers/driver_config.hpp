@@ -32,6 +32,7 @@ struct channel_config {
 struct driver_config {
   std::string name;
   driver_direction direction = driver_direction::input;
+  driver_auth auth = driver_auth::hmac_sha512_256;
   std::string backend = "asio";      // asio | io_uring
   std::string bind = "127.0.0.1:0";  // local address (input: where devices send to)
   std::string to;                    // output: destination "host:port"
@@ -42,11 +43,10 @@ struct driver_config {
   double stop_after = 0.5;       // [s] no fresh packet for this long: safety stop
   double startup_timeout = 5.0;  // [s] before the first packet, stop only after this
   int safe_repeats = 5;
-  driver_auth auth = driver_auth::hmac_sha512_256;
+  int cpu = -1;  // I/O thread placement
+  int priority = 0;
   std::string key_file;  // where `key` was read from (messages and summary only)
   bench_key key;         // the shared secret (read from key_file by rt_config)
-  int cpu = -1;          // I/O thread placement
-  int priority = 0;
 };
 
 /// "a.b.c.d:port" or "localhost:port" -> sockaddr_in. Returns false on anything else.
