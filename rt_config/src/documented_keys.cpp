@@ -158,6 +158,13 @@ std::vector<key_doc> documented_keys() {
        "output: the \"subsystem.port\" feeding each channel (required, one per channel)"},
       {"drivers.<name>.safe_value", "output: per-channel value sent on any stop (default 0)"},
       {"drivers.<name>.safe_repeats", "output: times the safe value is sent, 1-1000 (default 5)"},
+      {"drivers.<name>.auth",
+       "hmac-sha512-256 (default: keyed MAC, sessions, strict replay window) or none "
+       "(unauthenticated version 1: warned about, recorded in summary.json and on the "
+       "dashboard)"},
+      {"drivers.<name>.key_file",
+       "the driver's shared key, 64 hex digits, mode 0600 (cosim-device keygen FILE); required "
+       "unless auth = \"none\""},
       {"drivers.<name>.cpu", "I/O thread CPU (-1: not pinned)"},
       {"drivers.<name>.priority", "I/O thread SCHED_FIFO priority 1-99"},
   };

@@ -1,6 +1,7 @@
 // The one run entry of the library: scenario -> system -> executor (chosen here by the
 // scenario's run mode) -> results folder (results.csv streamed, summary.json last).
 #include "cosim/rt_config/run.hpp"
+#include "cosim/drivers/udp_driver.hpp"
 
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -202,6 +203,13 @@ std::string summary_json(const run_report& rep, const run_outcome& o, const syst
     j.key("drivers").begin_array();
     for (std::size_t i = 0; i < sys.size(); ++i)
       if (sys.at(i).has_statistics()) sys.at(i).write_statistics(j);
+    j.end_array();
+    // Drivers whose datagrams anyone on the bench network could forge (auth = "none").
+    j.key("unauthenticated_drivers").begin_array();
+    for (std::size_t i = 0; i < sys.size(); ++i)
+      if (const auto* d = dynamic_cast<const drivers::udp_driver*>(&sys.at(i));
+          d != nullptr && d->config().auth == drivers::driver_auth::none)
+        j.value(d->name());
     j.end_array();
   }
   // The inputs a coupling correction acted on, whichever key turned it on.
