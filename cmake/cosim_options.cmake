@@ -39,8 +39,17 @@ function(cosim_add_folder_library name)
   file(GLOB _src CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*.cpp)
   add_library(cosim_${name} STATIC ${_src})
   add_library(cosim::${name} ALIAS cosim_${name})
-  target_include_directories(cosim_${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include
-                                            PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  # Installed, the public headers of every folder are under <prefix>/include (cosim_install.cmake).
+  target_include_directories(cosim_${name}
+    PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+           $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
+    PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  set_target_properties(cosim_${name} PROPERTIES EXPORT_NAME ${name})
   target_link_libraries(cosim_${name} PUBLIC ${ARG_DEPS})
   cosim_apply_options(cosim_${name})
+  if(COSIM_SANITIZE)
+    # Instrumented static libraries need the sanitizer runtime wherever they are linked (an
+    # installed sanitizer build's package says so too).
+    target_link_options(cosim_${name} INTERFACE -fsanitize=${COSIM_SANITIZE})
+  endif()
 endfunction()

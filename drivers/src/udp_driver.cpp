@@ -37,6 +37,7 @@ std::int64_t seconds_to_ns(double s) noexcept {
 
 udp_driver::udp_driver(driver_config cfg) : subsystem(cfg.name), cfg_(std::move(cfg)) {
   const std::string base = "drivers." + cfg_.name;
+  if (cfg_.auth != driver_auth::none) prepare_key(cfg_.key);
   COSIM_INPUT_CHECK(!cfg_.channels.empty() && cfg_.channels.size() <= max_channels,
                     errc::config_value, base + ".channels: between 1 and 16 channels are required");
   const sockaddr_in bind_addr = parse_or_fail(cfg_.bind, base + ".bind");
@@ -125,6 +126,8 @@ driver_stats udp_driver::stats() const {
   s.direction = cfg_.direction == driver_direction::input ? "input" : "output";
   s.backend = cfg_.backend;
   s.sent = sent_.load();
+  s.auth = cfg_.auth == driver_auth::none ? "none" : "hmac-sha512-256";
+  s.kernel_drops = backend_->kernel_drops();
   return s;
 }
 
@@ -146,6 +149,13 @@ void udp_driver::write_statistics(json_writer& j) const {
   j.key("stale_events").value(static_cast<std::int64_t>(s.stale_events));
   if (s.direction == "input")
     j.key("sender_restarts").value(static_cast<std::int64_t>(s.sender_restarts));
+  j.key("auth").value(s.auth);
+  j.key("bad_mac").value(static_cast<std::int64_t>(s.bad_mac));
+  if (s.direction == "input")
+    j.key("stale_session").value(static_cast<std::int64_t>(s.stale_session));
+  else
+    j.key("unsent").value(static_cast<std::int64_t>(s.unsent));
+  j.key("kernel_drops").value(static_cast<std::int64_t>(s.kernel_drops));
   if (s.silenced_at_s >= 0.0) {
     j.key("silenced_at_s").value(s.silenced_at_s);
     j.key("dropped_by_event").value(static_cast<std::int64_t>(s.dropped_by_event));
@@ -169,6 +179,8 @@ udp_input_driver::udp_input_driver(driver_config cfg) : udp_driver(std::move(cfg
                  ".startup_timeout, at least its stop_after)";
   trackers_.resize(peers_.size());
   run_of_old_.assign(peers_.size(), 0);
+  receivers_.resize(peers_.size());
+  last_ask_ns_.assign(peers_.size(), 0);
   if (cfg_.silence_at >= 0.0) silence_ns_ = seconds_to_ns(cfg_.silence_at);
   for (std::size_t i = 0; i < cfg_.channels.size(); ++i) {
     add_output({cfg_.channels[i].name, cfg_.channels[i].unit, port_role::signal});
@@ -179,7 +191,8 @@ udp_input_driver::udp_input_driver(driver_config cfg) : udp_driver(std::move(cfg
 
 void udp_input_driver::on_datagram(std::span<const std::byte> data, const sockaddr_in& from,
                                    std::int64_t arrival_ns) noexcept {
-  // 1. Allowlist first: a foreign sender costs no decoding.
+  // 1. Allowlist first: a foreign sender costs no decoding (it is no authentication: any
+  // host on the segment can forge a source address).
   std::size_t peer = peers_.size();
   for (std::size_t i = 0; i < peers_.size(); ++i)
     if (same_endpoint(peers_[i], from)) peer = i;
@@ -187,9 +200,35 @@ void udp_input_driver::on_datagram(std::span<const std::byte> data, const sockad
     rejected_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  // 2. Framing: size, magic, version, type, length, CRC; then the expected type and
-  // exactly the configured channel count: a sender with more or fewer channels is
-  // configured for another mapping, so none of its channels can be trusted.
+  if (cfg_.auth == driver_auth::none)
+    on_datagram_v1(data, peer, arrival_ns);
+  else
+    on_datagram_auth(data, peer, arrival_ns);
+}
+
+void udp_input_driver::publish_sequence_counters() noexcept {
+  std::uint64_t l = 0, d = 0, o = 0, r = 0;
+  for (const auto& t : trackers_) {
+    l += t.lost();
+    d += t.duplicates();
+    o += t.out_of_order();
+    r += t.restarts();
+  }
+  for (const auto& a : receivers_) {
+    l += a.lost();
+    d += a.duplicates();
+    o += a.out_of_order();
+    r += a.restarts();
+  }
+  lost_.store(l, std::memory_order_relaxed);
+  dup_.store(d, std::memory_order_relaxed);
+  ooo_.store(o, std::memory_order_relaxed);
+  restarts_.store(r, std::memory_order_relaxed);
+}
+
+void udp_input_driver::on_datagram_v1(std::span<const std::byte> data, std::size_t peer,
+                                      std::int64_t arrival_ns) noexcept {
+  // 2. Framing: size, magic, version, type, length, CRC.
   bench_message m{};
   if (decode(data, m) != decode_status::ok) {
     malformed_.fetch_add(1, std::memory_order_relaxed);
@@ -202,46 +241,102 @@ void udp_input_driver::on_datagram(std::span<const std::byte> data, const sockad
   sequence_class c = tr.observe(m.sequence);
   if (c == sequence_class::out_of_order && ++run_of_old_[peer] >= 16) {
     // A run of "old" datagrams: the sender restarted its numbering. The counters stay.
+    // Unauthenticated version 1 only: anyone can send such a run.
     c = tr.restart_at(m.sequence);
   }
-  std::uint64_t l = 0, d = 0, o = 0, r = 0;
-  for (const auto& t : trackers_) {
-    l += t.lost();
-    d += t.duplicates();
-    o += t.out_of_order();
-    r += t.restarts();
-  }
-  lost_.store(l, std::memory_order_relaxed);
-  dup_.store(d, std::memory_order_relaxed);
-  ooo_.store(o, std::memory_order_relaxed);
-  restarts_.store(r, std::memory_order_relaxed);
+  publish_sequence_counters();
   if (c == sequence_class::fresh) run_of_old_[peer] = 0;
-  if (cfg_.lockstep && !lockstep_accept(m)) return;
-  if (m.type == message_type::heartbeat) return;  // liveness of the peer, no values
-  if (m.type != cfg_.type) {
+  const auto type = static_cast<std::uint8_t>(m.type);
+  if (cfg_.lockstep && !lockstep_accept(type, m.flags, m.timestamp_ns)) return;
+  // Lockstep: the age of a value is measured in simulation time (the step it belongs to).
+  take_values(type, m.channel_count, m.channels, c == sequence_class::fresh,
+              cfg_.lockstep ? static_cast<std::int64_t>(m.timestamp_ns) : arrival_ns);
+}
+
+void udp_input_driver::send_auth(const auth_message& m, const sockaddr_in& to) noexcept {
+  std::array<std::byte, max_auth_datagram_size> buf{};
+  const std::size_t n = encode_auth(m, cfg_.key, buf);
+  if (n != 0 && backend_->send_to(std::span<const std::byte>(buf.data(), n), to))
+    sent_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void udp_input_driver::on_datagram_auth(std::span<const std::byte> data, std::size_t peer,
+                                        std::int64_t arrival_ns) noexcept {
+  // 2. Framing and CRC, then the tag: nothing of a datagram is believed before it.
+  auth_message m{};
+  const auth_status st = decode_auth(data, cfg_.key, m);
+  if (st == auth_status::malformed) {
     malformed_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  if (m.channel_count != cfg_.channels.size()) {
+  if (st == auth_status::bad_mac) {
+    bad_mac_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  // 3. Session and strict replay window (PROTOCOL.md "Sessions").
+  auth_receiver& rx = receivers_[peer];
+  const auth_receiver::verdict v = rx.observe(m);
+  publish_sequence_counters();
+  switch (v) {
+    case auth_receiver::verdict::hello:
+      send_auth(rx.challenge(m.nonce, heartbeat_seq_++), peers_[peer]);
+      return;
+    case auth_receiver::verdict::refused:
+      malformed_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    case auth_receiver::verdict::wrong_session: {
+      stale_session_.fetch_add(1, std::memory_order_relaxed);
+      // A sender still using a session this driver never gave (or no longer takes) is asked
+      // for a hello, at most every announce period: a replay only costs it a round trip.
+      if (arrival_ns - last_ask_ns_[peer] >= announce_period_ns) {
+        last_ask_ns_[peer] = arrival_ns;
+        auth_message ask{};
+        ask.type = challenge_type;
+        ask.sequence = heartbeat_seq_++;
+        send_auth(ask, peers_[peer]);
+      }
+      return;
+    }
+    case auth_receiver::verdict::old:
+    case auth_receiver::verdict::fresh:
+    case auth_receiver::verdict::restart:
+      break;
+  }
+  const bool fresh = v != auth_receiver::verdict::old;
+  if (cfg_.lockstep && !lockstep_accept(m.type, m.flags, m.timestamp_ns)) return;
+  take_values(m.type, m.channel_count, m.channels, fresh,
+              cfg_.lockstep ? static_cast<std::int64_t>(m.timestamp_ns) : arrival_ns);
+}
+
+void udp_input_driver::take_values(std::uint8_t type, std::uint16_t n,
+                                   const std::array<double, max_channels>& ch, bool fresh,
+                                   std::int64_t arrival_ns) noexcept {
+  // The expected type and exactly the configured channel count: a sender with more or fewer
+  // channels is configured for another mapping, so none of its channels can be trusted.
+  if (type == static_cast<std::uint8_t>(message_type::heartbeat)) return;  // liveness only
+  if (type != static_cast<std::uint8_t>(cfg_.type)) {
+    malformed_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (n != cfg_.channels.size()) {
     wrong_count_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   for (std::size_t i = 0; i < cfg_.channels.size(); ++i) {
-    if (!std::isfinite(m.channels[i])) {
+    if (!std::isfinite(ch[i])) {
       malformed_.fetch_add(1, std::memory_order_relaxed);
       return;
     }
   }
-  if (c != sequence_class::fresh) return;
+  if (!fresh) return;
   // 4. Range: clamp into [min, max].
   values v;
-  // Lockstep: the age of a value is measured in simulation time (the step it belongs to).
-  v.arrival_ns = cfg_.lockstep ? static_cast<std::int64_t>(m.timestamp_ns) : arrival_ns;
+  v.arrival_ns = arrival_ns;
   std::uint64_t clamped = 0;
   for (std::size_t i = 0; i < cfg_.channels.size(); ++i) {
-    const auto& ch = cfg_.channels[i];
-    const double x = std::clamp(m.channels[i], ch.min, ch.max);
-    if (x != m.channels[i]) ++clamped;
+    const auto& c = cfg_.channels[i];
+    const double x = std::clamp(ch[i], c.min, c.max);
+    if (x != ch[i]) ++clamped;
     v.v[i] = x;
   }
   if (clamped != 0) clamped_.fetch_add(clamped, std::memory_order_relaxed);
@@ -306,15 +401,46 @@ bool udp_input_driver::set_default_start(std::size_t channel, double value) noex
   return true;
 }
 
-bool udp_input_driver::lockstep_accept(const bench_message& m) noexcept {
-  if ((m.flags & flag_lockstep) == 0) {
+bool udp_input_driver::lockstep_accept(std::uint8_t type, std::uint16_t flags,
+                                       std::uint64_t timestamp_ns) noexcept {
+  if ((flags & flag_lockstep) == 0) {
     // A device on wall-clock time: its values belong to no macro step.
     lockstep_refused_ = true;
     return false;
   }
-  if (m.type == message_type::heartbeat) return true;
+  if (type == static_cast<std::uint8_t>(message_type::heartbeat)) return true;
   // An answer to an earlier tick (sent again while the device was starting): not this step's.
-  return static_cast<std::int64_t>(m.timestamp_ns) == lockstep_expect_ns_;
+  return static_cast<std::int64_t>(timestamp_ns) == lockstep_expect_ns_;
+}
+
+void udp_input_driver::send_ticks(std::int64_t t_ns) noexcept {
+  for (std::size_t i = 0; i < peers_.size(); ++i) {
+    if (cfg_.auth != driver_auth::none) {
+      // A tick carries the session the device was given (a tick of another run or of an
+      // earlier life of the device is not answered); a device without one says hello first.
+      auth_message m{};
+      m.sequence = heartbeat_seq_++;
+      m.session = receivers_[i].offered_session();
+      if (m.session == 0) {
+        m.type = challenge_type;  // nonce 0: "say hello"
+      } else {
+        m.type = static_cast<std::uint8_t>(message_type::heartbeat);
+        m.flags = flag_lockstep;
+        m.timestamp_ns = static_cast<std::uint64_t>(t_ns);
+      }
+      send_auth(m, peers_[i]);
+      continue;
+    }
+    bench_message m{};
+    m.type = message_type::heartbeat;
+    m.flags = flag_lockstep;
+    m.timestamp_ns = static_cast<std::uint64_t>(t_ns);
+    m.sequence = heartbeat_seq_++;
+    std::array<std::byte, max_datagram_size> buf{};
+    const std::size_t n = encode(m, buf);
+    if (n != 0 && backend_->send_to(std::span<const std::byte>(buf.data(), n), peers_[i]))
+      sent_.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 void udp_input_driver::lockstep_exchange(std::int64_t t_ns) noexcept {
@@ -322,7 +448,8 @@ void udp_input_driver::lockstep_exchange(std::int64_t t_ns) noexcept {
   lockstep_expect_ns_ = t_ns;
   const double t_s = static_cast<double>(t_ns) * 1e-9;
   // Until the device's first answer the tick is repeated (a device that starts late, a tick
-  // lost), for up to startup_timeout; after it one tick per step and lockstep_timeout.
+  // lost, the authenticated handshake), for up to startup_timeout; after it one tick per
+  // step and lockstep_timeout.
   const bool first = version_ == 0;
   const std::int64_t start = monotonic_now_ns();
   const std::int64_t deadline =
@@ -333,17 +460,7 @@ void udp_input_driver::lockstep_exchange(std::int64_t t_ns) noexcept {
   for (;;) {
     const std::int64_t now = monotonic_now_ns();
     if (now >= next_tick) {
-      bench_message m{};
-      m.type = message_type::heartbeat;
-      m.flags = flag_lockstep;
-      m.timestamp_ns = static_cast<std::uint64_t>(t_ns);
-      std::array<std::byte, max_datagram_size> buf{};
-      for (const auto& p : peers_) {
-        m.sequence = heartbeat_seq_++;
-        const std::size_t n = encode(m, buf);
-        if (n != 0 && backend_->send_to(std::span<const std::byte>(buf.data(), n), p))
-          sent_.fetch_add(1, std::memory_order_relaxed);
-      }
+      send_ticks(t_ns);
       next_tick = first ? now + announce_period_ns : deadline;
     }
     const lockstep_wait w = lockstep_receive(std::min(deadline, next_tick));
@@ -361,7 +478,8 @@ void udp_input_driver::lockstep_exchange(std::int64_t t_ns) noexcept {
       std::snprintf(
           lockstep_text().data(), lockstep_text().size(),
           "driver '%s': no answer from its device for the macro step at t = %.9g s "
-          "within drivers.%s.%s = %.9g s (device stopped, or not in lockstep mode)",
+          "within drivers.%s.%s = %.9g s (device stopped, not in lockstep mode, or on "
+          "another key)",
           cfg_.name.c_str(), t_s, cfg_.name.c_str(), first ? "startup_timeout" : "lockstep_timeout",
           first ? std::max(cfg_.startup_timeout, cfg_.lockstep_timeout) : cfg_.lockstep_timeout);
       lockstep_fail();
@@ -379,6 +497,19 @@ void udp_input_driver::lockstep_exchange(std::int64_t t_ns) noexcept {
 
 void udp_input_driver::on_wake() noexcept {
   if (!announce_.exchange(false, std::memory_order_acq_rel)) return;
+  if (cfg_.auth != driver_auth::none) {
+    // Version 2 announces the start with a challenge without nonce: "say hello". The
+    // session comes with the answer to the hello, so a device never starts under a session
+    // that a recording could hold.
+    for (const auto& p : peers_) {
+      auth_message ask{};
+      ask.type = challenge_type;
+      ask.sequence = heartbeat_seq_++;
+      ask.timestamp_ns = static_cast<std::uint64_t>(monotonic_now_ns());
+      send_auth(ask, p);
+    }
+    return;
+  }
   bench_message m{};
   m.type = message_type::heartbeat;
   m.timestamp_ns = static_cast<std::uint64_t>(monotonic_now_ns());
@@ -404,6 +535,8 @@ driver_stats udp_input_driver::stats() const {
   s.clamped = clamped_.load();
   s.stale_events = stale_events_.load();
   s.stale_stop = stale_stop_.load();
+  s.bad_mac = bad_mac_.load();
+  s.stale_session = stale_session_.load();
   const std::int64_t silenced = silenced_at_ns_.load();
   if (silenced >= 0) s.silenced_at_s = static_cast<double>(silenced) * 1e-9;
   s.dropped_by_event = dropped_by_event_.load();
@@ -436,18 +569,97 @@ void udp_output_driver::do_update_outputs(time_point t) noexcept {
   backend_->wake();
 }
 
+void udp_output_driver::stamp(std::uint16_t& flags, std::uint64_t& timestamp_ns) const noexcept {
+  if (cfg_.lockstep) {
+    // The step's simulation time; the safe values of a stop carry the last step's.
+    flags = flag_lockstep;
+    timestamp_ns = static_cast<std::uint64_t>(lockstep_t_ns_.load(std::memory_order_relaxed));
+  } else {
+    timestamp_ns = static_cast<std::uint64_t>(monotonic_now_ns());
+  }
+}
+
+void udp_output_driver::send_values(const std::array<double, max_channels>& v) noexcept {
+  if (cfg_.auth != driver_auth::none) {
+    // Any thread, a signal handler too: encode_auth only computes (no lock, no allocation).
+    const std::uint64_t session = session_.load(std::memory_order_acquire);
+    if (session == 0) {
+      unsent_.fetch_add(1, std::memory_order_relaxed);  // the device would drop it
+      return;
+    }
+    auth_message a{};
+    a.type = static_cast<std::uint8_t>(cfg_.type);
+    a.sequence = sequence_.fetch_add(1, std::memory_order_relaxed);
+    stamp(a.flags, a.timestamp_ns);
+    a.session = session;
+    a.channel_count = static_cast<std::uint16_t>(cfg_.channels.size());
+    a.channels = v;
+    std::array<std::byte, max_auth_datagram_size> buf{};
+    const std::size_t n = encode_auth(a, cfg_.key, buf);
+    if (n != 0 && backend_->send_to(std::span<const std::byte>(buf.data(), n), to_))
+      sent_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  bench_message m{};
+  m.type = cfg_.type;
+  m.sequence = sequence_.fetch_add(1, std::memory_order_relaxed);
+  stamp(m.flags, m.timestamp_ns);
+  m.channel_count = static_cast<std::uint16_t>(cfg_.channels.size());
+  m.channels = v;
+  std::array<std::byte, max_datagram_size> buf{};
+  const std::size_t n = encode(m, buf);
+  if (n != 0 && backend_->send_to(std::span<const std::byte>(buf.data(), n), to_))
+    sent_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void udp_output_driver::say_hello_if_due() noexcept {
+  if (cfg_.auth == driver_auth::none) return;
+  const std::int64_t now = monotonic_now_ns();
+  if (!sender_.hello_due(now, 20'000'000)) return;
+  const auth_message h = sender_.hello(now, sequence_.fetch_add(1, std::memory_order_relaxed));
+  std::array<std::byte, max_auth_datagram_size> buf{};
+  const std::size_t n = encode_auth(h, cfg_.key, buf);
+  if (n != 0 && backend_->send_to(std::span<const std::byte>(buf.data(), n), to_))
+    sent_.fetch_add(1, std::memory_order_relaxed);
+}
+
 void udp_output_driver::on_datagram(std::span<const std::byte> data, const sockaddr_in& from,
                                     std::int64_t /*arrival_ns*/) noexcept {
-  // Only lockstep reads the output socket: the device's acknowledgement of a step.
-  bench_message m{};
-  if (!cfg_.lockstep || !same_endpoint(from, to_) || decode(data, m) != decode_status::ok) return;
-  if (m.type == message_type::heartbeat && (m.flags & flag_lockstep) != 0 &&
-      static_cast<std::int64_t>(m.timestamp_ns) == lockstep_t_ns_.load(std::memory_order_relaxed))
+  // Only the device's challenges (authenticated) and lockstep acknowledgements come back,
+  // from the address commands go to.
+  if (!same_endpoint(from, to_)) return;
+  const auto lockstep_ack = [&](std::uint8_t type, std::uint16_t flags, std::uint64_t t) {
+    return cfg_.lockstep && type == static_cast<std::uint8_t>(message_type::heartbeat) &&
+           (flags & flag_lockstep) != 0 &&
+           static_cast<std::int64_t>(t) == lockstep_t_ns_.load(std::memory_order_relaxed);
+  };
+  if (cfg_.auth == driver_auth::none) {
+    bench_message m{};
+    if (decode(data, m) == decode_status::ok &&
+        lockstep_ack(static_cast<std::uint8_t>(m.type), m.flags, m.timestamp_ns))
+      acked_ = true;
+    return;
+  }
+  auth_message c{};
+  const auth_status st = decode_auth(data, cfg_.key, c);
+  if (st == auth_status::bad_mac) bad_mac_.fetch_add(1, std::memory_order_relaxed);
+  if (st != auth_status::ok) return;
+  if (c.type == challenge_type) {
+    if (sender_.on_challenge(c)) session_.store(sender_.session(), std::memory_order_release);
+    say_hello_if_due();  // a request for a hello is answered at once
+    return;
+  }
+  // An acknowledgement counts only under this run's session (not a replay of another run's).
+  if (c.session == session_.load(std::memory_order_relaxed) &&
+      lockstep_ack(c.type, c.flags, c.timestamp_ns))
     acked_ = true;
 }
 
 void udp_output_driver::lockstep_exchange(const packet& p) noexcept {
   if (lockstep_failed() || tripped_.load(std::memory_order_acquire)) return;
+  if (cfg_.auth != driver_auth::none && session_.load(std::memory_order_relaxed) == 0 &&
+      !lockstep_await_session())
+    return;
   // The previous step's acknowledgement is awaited only now: the device logs step n while
   // the model thread computes step n + 1 (one datagram in flight, never more).
   if (!lockstep_await_ack()) return;
@@ -455,6 +667,26 @@ void udp_output_driver::lockstep_exchange(const packet& p) noexcept {
   acked_ = false;
   ack_pending_ = true;
   send_values(p.v);
+}
+
+bool udp_output_driver::lockstep_await_session() noexcept {
+  const std::int64_t deadline =
+      monotonic_now_ns() + std::max(seconds_to_ns(cfg_.startup_timeout), lockstep_timeout_ns());
+  while (session_.load(std::memory_order_relaxed) == 0) {
+    say_hello_if_due();
+    const lockstep_wait w = lockstep_receive(std::min(deadline, monotonic_now_ns() + 20'000'000));
+    if (w == lockstep_wait::stopped) return false;
+    if (w == lockstep_wait::timeout && monotonic_now_ns() >= deadline) {
+      std::snprintf(lockstep_text().data(), lockstep_text().size(),
+                    "driver '%s': its device (%s) gave no session within drivers.%s."
+                    "startup_timeout = %.9g s (device not started, or on another key)",
+                    cfg_.name.c_str(), cfg_.to.c_str(), cfg_.name.c_str(),
+                    std::max(cfg_.startup_timeout, cfg_.lockstep_timeout));
+      lockstep_fail();
+      return false;
+    }
+  }
+  return true;
 }
 
 bool udp_output_driver::lockstep_await_ack() noexcept {
@@ -479,26 +711,8 @@ bool udp_output_driver::lockstep_await_ack() noexcept {
   return true;
 }
 
-void udp_output_driver::send_values(const std::array<double, max_channels>& v) noexcept {
-  bench_message m{};
-  m.type = cfg_.type;
-  m.sequence = sequence_.fetch_add(1, std::memory_order_relaxed);
-  if (cfg_.lockstep) {
-    // The step's simulation time; the safe values of a stop carry the last step's.
-    m.flags = flag_lockstep;
-    m.timestamp_ns = static_cast<std::uint64_t>(lockstep_t_ns_.load(std::memory_order_relaxed));
-  } else {
-    m.timestamp_ns = static_cast<std::uint64_t>(monotonic_now_ns());
-  }
-  m.channel_count = static_cast<std::uint16_t>(cfg_.channels.size());
-  m.channels = v;
-  std::array<std::byte, max_datagram_size> buf{};
-  const std::size_t n = encode(m, buf);
-  if (n != 0 && backend_->send_to(std::span<const std::byte>(buf.data(), n), to_))
-    sent_.fetch_add(1, std::memory_order_relaxed);
-}
-
 void udp_output_driver::on_wake() noexcept {
+  say_hello_if_due();
   packet p;
   // acquire: pairs with the trip; after it only the safe values may reach the device.
   while (ring_.try_pop(p))
@@ -523,6 +737,8 @@ void udp_output_driver::do_trip_fail_safe() noexcept {
 
 driver_stats udp_output_driver::stats() const {
   driver_stats s = udp_driver::stats();
+  s.bad_mac = bad_mac_.load();
+  s.unsent = unsent_.load();
   return s;
 }
 

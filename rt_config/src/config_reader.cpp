@@ -8,6 +8,7 @@
 #include <sstream>
 #include <vector>
 
+#include "cosim/rt_config/scenario.hpp"
 #include "cosim/runtime/errno_text.hpp"
 
 namespace cosim::config {
@@ -79,6 +80,19 @@ std::vector<std::string> split_key(const std::string& key) {
   if (quote != 0) return {std::string()};
   parts.push_back(cur);
   return parts;
+}
+
+/// " (did you mean 'run.macro_step'?)" for a key within two edits of a documented one (a
+/// typo, a missing underscore), else "".
+std::string did_you_mean(const std::string& key) {
+  std::string best;
+  std::size_t best_d = 3;
+  for (const key_doc& k : documented_keys()) {
+    if (k.key.find_first_of("<[ ,") != std::string::npos) continue;  // patterns, not keys
+    const std::size_t d = edit_distance(key, k.key);
+    if (d < best_d) best_d = d, best = k.key;
+  }
+  return best.empty() ? "" : " (did you mean '" + best + "'?)";
 }
 
 }  // namespace
@@ -406,6 +420,7 @@ void config_reader::check_all_read() const {
     if (subs != nullptr && subs->contains(key.substr(0, dot)))
       hint = " (a subsystem's keys are under subsystems.NAME here: subsystems." + key + ")";
   }
+  if (hint.empty()) hint = did_you_mean(key);
   throw error(errc::config_key, where(key) + ": unknown key '" + key + "'" + hint);
 }
 

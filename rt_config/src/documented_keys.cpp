@@ -11,6 +11,9 @@ namespace cosim::config {
 std::vector<key_doc> documented_keys() {
   std::vector<key_doc> keys{
       // System files (docs/systems.md); `cosim types` lists types and their parameters.
+      {"plugins",
+       "top level: shared libraries with subsystem types (cosim/rt_config/plugin.hpp, "
+       "examples/my_models), loaded before the subsystems are read; paths relative to the file"},
       {"subsystems.<name>.type", "system file: registered subsystem type (`cosim types`)"},
       {"subsystems.<name>.fmu",
        "system file, instead of type: an FMI 2.0/3.0 co-simulation FMU (path relative to the "
@@ -63,14 +66,15 @@ std::vector<key_doc> documented_keys() {
       // Presets and the common sections.
       {"model.name", "preset model to expand (see below); `cosim run X --print-system` shows it"},
       {"run.mode",
-       "executor: offline (one thread, deterministic), threaded, realtime, lockstep (offline, "
-       "with UDP devices paced by simulation time: drivers/PROTOCOL.md)"},
+       "executor: offline (default; one thread, deterministic), threaded, realtime, lockstep "
+       "(offline, with UDP devices paced by simulation time: drivers/PROTOCOL.md)"},
       {"run.duration",
-       "simulated time [s]; rounded up to whole macro steps (times are kept in integer "
+       "simulated time [s], required (a system of one FMU without it runs the FMU's "
+       "DefaultExperiment); rounded up to whole macro steps (times are kept in integer "
        "nanoseconds: a step or duration is first rounded to 1 ns, so `macro_step = "
        "0.3333333333333333` runs 333333333 ns steps)"},
       {"run.macro_step", "communication step H [s]"},
-      {"run.scheme", "jacobi or gauss-seidel"},
+      {"run.scheme", "jacobi (default) or gauss-seidel"},
       {"run.order",
        "subsystem order for Gauss-Seidel and start-up, e.g. [\"multibody\", \"hydraulics\"]"},
       {"run.output_interval",
@@ -93,7 +97,7 @@ std::vector<key_doc> documented_keys() {
       {"<subsystem>.smoothing",
        "true: deliver outputs averaged over the internal steps of each interval (004 Sect. 2.2)"},
       {"coupling.extrapolation",
-       "input extrapolation order 0-4 (0 = ZOH) for every coupling input"},
+       "input extrapolation order 0-4 (0 = ZOH) for every coupling input; default 0"},
       {"coupling.energy_correction",
        "true: energy-based correction of every bond input (docs/coupling.md); default false"},
       {"coupling.feedthrough_correction",
@@ -164,6 +168,13 @@ std::vector<key_doc> documented_keys() {
        "output: the \"subsystem.port\" feeding each channel (required, one per channel)"},
       {"drivers.<name>.safe_value", "output: per-channel value sent on any stop (default 0)"},
       {"drivers.<name>.safe_repeats", "output: times the safe value is sent, 1-1000 (default 5)"},
+      {"drivers.<name>.auth",
+       "hmac-sha512-256 (default: keyed MAC, sessions, strict replay window) or none "
+       "(unauthenticated version 1: warned about, recorded in summary.json and on the "
+       "dashboard)"},
+      {"drivers.<name>.key_file",
+       "the driver's shared key, 64 hex digits, mode 0600 (cosim-device keygen FILE); required "
+       "unless auth = \"none\""},
       {"drivers.<name>.cpu", "I/O thread CPU (-1: not pinned)"},
       {"drivers.<name>.priority", "I/O thread SCHED_FIFO priority 1-99"},
   };

@@ -1,4 +1,6 @@
 // [drivers.<name>] sections of a scenario: UDP input and output drivers.
+#include <spdlog/spdlog.h>
+
 #include <cmath>
 #include <limits>
 
@@ -50,6 +52,32 @@ void check_in_range(config_reader& r, const std::string& key, const std::vector<
                       c.name + "\") must be finite and within min .. max = " +
                       format_double(c.min) + " .. " + format_double(c.max));
   }
+}
+
+/// `auth` and `key_file`: authenticated unless the scenario says auth = "none"; the key
+/// file must exist, hold 64 hex digits and be private to its owner.
+void read_driver_auth(config_reader& r, const std::string& base, drivers::driver_config& d) {
+  const std::string auth = r.opt_string(base + ".auth").value_or("hmac-sha512-256");
+  check_choice(r, base + ".auth", auth, {"hmac-sha512-256", "none"});
+  if (auth == "none") {
+    d.auth = drivers::driver_auth::none;
+    if (r.has(base + ".key_file"))
+      r.fail(base + ".key_file", "is not used with auth = \"none\" (remove one of the two)");
+    return;
+  }
+  d.auth = drivers::driver_auth::hmac_sha512_256;
+  const auto file = r.opt_string(base + ".key_file");
+  if (!file || file->empty())
+    r.fail(base + ".key_file",
+           "is required: bench datagrams are authenticated with a shared key (create one with "
+           "`cosim-device keygen FILE`, give the same FILE to the device with --key), or set " +
+               base + ".auth = \"none\" for an unauthenticated bench");
+  try {
+    d.key = drivers::read_key_file(*file, base + ".key_file");
+  } catch (const error& e) {
+    throw error(errc::config_value, r.where(base + ".key_file") + ": " + e.what());
+  }
+  d.key_file = *file;
 }
 
 std::vector<double> per_channel(config_reader& r, const std::string& key, std::size_t n,
@@ -175,6 +203,7 @@ void read_drivers(config_reader& r, scenario& sc) {
                "must be between 0.001 and 60 [s], got " + format_double(*v));
       d.lockstep_timeout = *v;
     }
+    read_driver_auth(r, base, d);
     if (auto cpu = r.opt_int(base + ".cpu")) {
       if (*cpu < -1 || *cpu >= online_cpu_count()) r.fail(base + ".cpu", "no such CPU");
       d.cpu = static_cast<int>(*cpu);
@@ -228,6 +257,11 @@ void add_drivers(const scenario& sc, built_scenario& b) {
     for (std::size_t i = 0; i < b.sys.size(); ++i)
       if (b.sys.at(i).name() == d.name) present = true;
     if (present) continue;
+    if (d.auth == drivers::driver_auth::none)
+      spdlog::warn(
+          "drivers.{}.auth = \"none\": its datagrams are not authenticated; any host on the bench "
+          "network can forge or replay them (recorded in summary.json, unauthenticated_drivers)",
+          d.name);
     auto drv = drivers::make_driver(d);
     b.sys.add(std::move(drv));
     if (d.direction == drivers::driver_direction::output) {
@@ -309,6 +343,11 @@ std::vector<key_doc> driver_keys() {
       {"drivers.<name>.stop_after",
        "input: no fresh packet for this long [s]: safety stop stale_input"},
       {"drivers.<name>.startup_timeout", "input: longest wait for the first packet [s]"},
+      {"drivers.<name>.auth",
+       "hmac-sha512-256 (default: keyed MAC, sessions, replay window) or none (unauthenticated "
+       "version 1, reported in summary.json and on the dashboard)"},
+      {"drivers.<name>.key_file",
+       "file with the driver's 256-bit key (64 hex digits, mode 0600; cosim-device keygen FILE)"},
       {"drivers.<name>.cpu / priority", "I/O thread placement"},
   };
 }

@@ -1,7 +1,7 @@
 #pragma once
 // The [run] keys of iterative coupling (000 Sect. 2.3; executor.hpp iteration_options):
-// run.iterations, run.iteration_tolerance = {rel, abs}, run.relaxation (a number or
-// "aitken"), run.relaxation_initial, run.on_no_convergence.
+// run.iterations, run.iteration_tolerance = {rel, abs}, run.relaxation (a number, "aitken"
+// or "iqn"), run.relaxation_initial, run.iqn_reuse, run.on_no_convergence.
 #include <string>
 #include <vector>
 

@@ -3,11 +3,13 @@
 // reading the file back gives the same doubles bit for bit.
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 
 #include "cosim/rt_config/scenario.hpp"
 #include "cosim/rt_config/type_registry.hpp"
 #include "dds_config.hpp"
+#include "fmu_types.hpp"
 #include "iteration_keys.hpp"
 
 namespace cosim::config {
@@ -74,6 +76,20 @@ std::string value(const param_value& v) {
   return std::visit(visitor{}, v);
 }
 
+// "csv:FILE:COLUMN" with FILE made absolute (it is relative to the scenario's folder), as an
+// FMU's path: the printed file may be run from elsewhere (a summary.json's system_toml).
+std::string absolute_csv(const scenario& sc, const std::string& signal) {
+  if (signal.rfind("csv:", 0) != 0) return signal;
+  const auto colon = signal.rfind(':');
+  if (colon <= 4) return signal;
+  const std::filesystem::path file = signal.substr(4, colon - 4);
+  if (!file.is_relative()) return signal;
+  const std::filesystem::path abs =
+      std::filesystem::absolute(std::filesystem::path(sc.file).parent_path() / file)
+          .lexically_normal();
+  return "csv:" + abs.string() + signal.substr(colon);
+}
+
 void print_drivers(std::ostringstream& o, const scenario& sc) {
   for (const auto& d : sc.drivers) {
     const bool input = d.direction == drivers::driver_direction::input;
@@ -131,6 +147,7 @@ std::string system_toml(const scenario& sc) {
   if (sc.preset) o << " (preset model.name = " << str(sc.model) << ")";
   o << " by `cosim run --print-system`.\n# It runs to the same results.csv as the original.\n";
 
+  if (!sc.plugins.empty()) o << "\nplugins = " << strs(sc.plugins) << "\n";
   o << "\n[run]\n";
   o << "mode = " << str(to_string(sc.run.mode)) << "\n";
   o << "duration = " << num(sc.run.duration) << "\n";
@@ -183,8 +200,8 @@ std::string system_toml(const scenario& sc) {
 
   for (const auto& d : sc.system.subsystems) {
     o << "\n[subsystems." << key(d.name) << "]\n";
-    if (d.type.rfind("fmu:", 0) == 0)
-      o << "fmu = " << str(d.type.substr(4)) << "\n";  // absolute: the file may be elsewhere
+    if (const auto path = fmu_path_of(d.type))
+      o << "fmu = " << str(*path) << "\n";  // absolute: the file may be elsewhere
     else
       o << "type = " << str(d.type) << "\n";
     const auto it = sc.subsystems.find(d.name);
@@ -241,7 +258,8 @@ std::string system_toml(const scenario& sc) {
     if (b.energy_correction) o << "energy_correction = true\n";
   }
   for (const auto& s : sc.system.sources) {
-    o << "\n[[sources]]\nto = " << str(s.to) << "\nsignal = " << str(s.signal) << "\n";
+    o << "\n[[sources]]\nto = " << str(s.to) << "\nsignal = " << str(absolute_csv(sc, s.signal))
+      << "\n";
     for (const auto& [k, v] : s.args) o << key(k) << " = " << num(v) << "\n";
   }
   if (!sc.system.record.empty()) {

@@ -1,10 +1,12 @@
 // The one run entry of the library: scenario -> system -> executor (chosen here by the
 // scenario's run mode) -> results folder (results.csv streamed, summary.json last).
 #include "cosim/rt_config/run.hpp"
+#include "cosim/drivers/udp_driver.hpp"
 
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 
 #include "cosim/drivers/udp_driver.hpp"
@@ -75,8 +77,16 @@ class starting_sink final : public row_sink {
   std::string start_error_;
 };
 
-std::string summary_json(const scenario& sc, const run_outcome& o, const std::string& results_csv,
-                         const system& sys) {
+/// Which software ran where and when (provenance.hpp).
+void write_provenance_json(json_writer& j, const run_report& rep) {
+  j.key("started_at").value(rep.started_at);
+  write_software_json(j);
+  write_host_json(j, rep.host);
+}
+
+std::string summary_json(const run_report& rep, const run_outcome& o, const system& sys) {
+  const scenario& sc = rep.sc;
+  const std::string& results_csv = rep.results_csv;
   json_writer j;
   j.begin_object();
   j.key("status").value(to_string(o.status));
@@ -195,6 +205,13 @@ std::string summary_json(const scenario& sc, const run_outcome& o, const std::st
     for (std::size_t i = 0; i < sys.size(); ++i)
       if (sys.at(i).has_statistics()) sys.at(i).write_statistics(j);
     j.end_array();
+    // Drivers whose datagrams anyone on the bench network could forge (auth = "none").
+    j.key("unauthenticated_drivers").begin_array();
+    for (std::size_t i = 0; i < sys.size(); ++i)
+      if (const auto* d = dynamic_cast<const drivers::udp_driver*>(&sys.at(i));
+          d != nullptr && d->config().auth == drivers::driver_auth::none)
+        j.value(d->name());
+    j.end_array();
   }
   if (!sc.events.empty()) {
     // [[events]]: what was planned and when it fired (null: never reached).
@@ -238,6 +255,7 @@ std::string summary_json(const scenario& sc, const run_outcome& o, const std::st
   corrected("feedthrough_corrected_inputs",
             [](const subsystem& s, std::size_t i) { return s.input(i).feedthrough().count > 0; });
   j.key("results").value(results_csv);
+  write_provenance_json(j, rep);
   j.key("config").raw(to_json(sc));
   j.end_object();
   return j.str() + "\n";
@@ -262,8 +280,7 @@ void finish_abandoned(void* ctx, run_outcome& out) noexcept {
     if (a.writer->failed())
       spdlog::error("{}; no summary.json", a.writer->failure());
     else
-      a.folder->write_atomically("summary.json",
-                                 summary_json(a.rep->sc, out, a.rep->results_csv, *a.sys));
+      a.folder->write_atomically("summary.json", summary_json(*a.rep, out, *a.sys));
     if (a.req->on_abandon) a.req->on_abandon(*a.rep);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cosim: error: %s\n", e.what());
@@ -309,6 +326,8 @@ run_report run_scenario(const run_request& req, const stop_source* stop) {
   abandon_context abandoning{&req, &rep, &folder, &writer, &built->sys};
   built->limits.abandon = &finish_abandoned;
   built->limits.abandon_ctx = &abandoning;
+  rep.host = read_host_info();
+  rep.started_at = utc_iso8601(std::chrono::system_clock::now());
   // Drivers are subsystems: the executor starts and stops them (fail-safe unless completed)
   // and links its own stop source to the operator's.
   if (rep.sc.run.mode == run_mode::offline || rep.sc.run.mode == run_mode::lockstep) {
@@ -338,7 +357,7 @@ run_report run_scenario(const run_request& req, const stop_source* stop) {
   // And "summary.json exists" must imply "the data is complete", after a power cut too: the
   // data is durable first (results.csv synced by the writer's end()), then the summary (its
   // temporary synced, renamed, the folder synced).
-  const std::string summary = summary_json(rep.sc, rep.outcome, rep.results_csv, built->sys);
+  const std::string summary = summary_json(rep, rep.outcome, built->sys);
   built.reset();
   if (rep.sc.rt.timing_csv) folder.sync("timing.csv");
   if (rep.sc.rt.trace) folder.sync("trace.json");

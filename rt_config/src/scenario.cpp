@@ -2,18 +2,23 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "alarm_keys.hpp"
+#include "config_echo.hpp"
 #include "cosim/rt_config/config_reader.hpp"
 #include "cosim/rt_config/driver_wiring.hpp"
 #include "cosim/rt_config/model_registry.hpp"
+#include "cosim/rt_config/plugin.hpp"
 #include "cosim/rt_config/type_registry.hpp"
 #include "cosim/runtime/json_writer.hpp"
 #include "cosim/runtime/limits.hpp"
 #include "cosim/runtime/scheme.hpp"
 #include "dds_config.hpp"
+#include "fmu_types.hpp"
 #include "iteration_keys.hpp"
 #include "ssp_reader.hpp"
+#include "summary_source.hpp"
 #include "system_file.hpp"
 
 namespace cosim::config {
@@ -154,9 +159,24 @@ void check_fast_step(config_reader& r, scenario& sc) {
                    ".step = " + format_double(cfg.step) + " s is not");
 }
 
+// `plugins = ["libmy_models.so", ...]`: loaded before any subsystem type is looked up; paths
+// relative to the file, kept absolute (printed back so, and echoed in summary.json).
+void read_plugins(config_reader& r, scenario& sc) {
+  const auto list = r.opt_string_list("plugins");
+  if (!list) return;
+  for (const std::string& p : *list) {
+    std::filesystem::path path = p;
+    if (path.is_relative()) path = std::filesystem::path(sc.file).parent_path() / path;
+    path = std::filesystem::absolute(path).lexically_normal();
+    load_plugin(path.string(), r.where("plugins") + ": plugins");
+    sc.plugins.push_back(path.string());
+  }
+}
+
 scenario read(config_reader& r) {
   scenario sc;
   sc.file = r.file();
+  read_plugins(r, sc);
   const model_entry* model = nullptr;
   std::vector<subsystem_spec> specs;
   std::string prefix;
@@ -208,7 +228,7 @@ scenario read(config_reader& r) {
     // declare so the user can choose.
     std::string declared;
     for (const auto& d : sc.system.subsystems) {
-      if (d.type.rfind("fmu:", 0) != 0) continue;
+      if (!is_fmu_type(d.type)) continue;
       const subsystem_type* t = find_subsystem_type(d.type);
       if (t != nullptr && t->default_duration)
         declared += (declared.empty() ? "" : ", ") + d.name + ": " +
@@ -419,6 +439,15 @@ scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     sc.sets = sets;
     return sc;
   }
+  if (is_summary_path(path)) {
+    // A finished run's summary.json: the system it ran (config.system_toml), read as if it
+    // were the file itself, so that messages and relative paths name the summary.
+    config_reader r = config_reader::from_string(read_summary_system(path), path);
+    r.apply_overrides(sets);
+    scenario sc = read(r);
+    sc.sets = sets;
+    return sc;
+  }
   config_reader r = config_reader::from_file(path);
   r.apply_overrides(sets);
   scenario sc = read(r);
@@ -614,7 +643,7 @@ std::string to_json(const scenario& sc) {
     j.key("sync").value(*sc.run.sync == scheme::sync::slowest_first ? "slowest-first"
                                                                     : "fastest-first");
   iteration_keys::write_json(j, sc.run.iteration);
-  if (sc.rt.require_realtime) j.key("require_realtime").value(true);
+  write_run_settings_json(j, sc);
   j.end_object();
   for (const auto& [name, cfg] : sc.subsystems) {
     j.key(name).begin_object();
@@ -649,6 +678,7 @@ std::string to_json(const scenario& sc) {
   j.key("residual_power_limit").value(sc.safety.residual_power_limit);
   j.end_object();
   alarm_keys::write_json(j, sc.alarms);
+  write_runtime_config_json(j, sc);
   j.end_object();
   return j.str();
 }

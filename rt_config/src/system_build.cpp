@@ -16,6 +16,7 @@
 #include "cosim/subsystems/manoeuvre.hpp"
 #include "cosim/subsystems/test_input.hpp"
 #include "dds_config.hpp"
+#include "fmu_types.hpp"
 #include "system_file.hpp"
 
 namespace cosim::config {
@@ -398,7 +399,7 @@ void build_system(const scenario& sc, built_scenario& b) {
                             : c.no_feedthrough          ? "no_feedthrough"
                             : c.probe_feedthrough       ? "probe_feedthrough"
                                                         : nullptr;
-      if (fmu_key != nullptr && d.type.rfind("fmu:", 0) != 0)
+      if (fmu_key != nullptr && !is_fmu_type(d.type))
         fail(d.at, d.at.key + "." + fmu_key,
              "applies to FMUs only, not to type \"" + d.type + "\"");
     }

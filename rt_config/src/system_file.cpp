@@ -9,6 +9,7 @@
 
 #include "cosim/rt_config/type_registry.hpp"
 #include "cosim/runtime/extrapolation.hpp"
+#include "fmu_types.hpp"
 
 namespace cosim::config {
 
@@ -22,7 +23,7 @@ std::string join(const std::vector<std::string>& v) {
 
 std::string known_types() {
   std::vector<std::string> names;
-  for (const auto& t : subsystem_types()) names.push_back(t.name);
+  for (const subsystem_type* t : all_subsystem_types()) names.push_back(t->name);
   return join(names);
 }
 
@@ -146,7 +147,7 @@ std::vector<std::string> read_system_subsystems(config_reader& r, scenario& sc) 
       std::filesystem::path p = r.get_string(key + ".fmu");
       if (p.is_relative())
         p = std::filesystem::absolute(std::filesystem::path(sc.file).parent_path() / p);
-      d.type = "fmu:" + p.lexically_normal().string();
+      d.type = fmu_type_name(p.lexically_normal().string());
       try {
         t = find_subsystem_type(d.type);
       } catch (const error& e) {
@@ -173,11 +174,11 @@ std::vector<std::string> read_system_subsystems(config_reader& r, scenario& sc) 
     // Checked here, with the line, as well as when built.
     (void)resolve_parameters(*t, d.parameters, r.where(key + ".parameters"), key + ".parameters",
                              &param_where);
-    only_keys(r, key,
-              {"type", "fmu", "step", "integrator", "smoothing", "non_matching", "host",
-               "parameters", "log_categories", "changed_parameters", "no_feedthrough",
-               "probe_feedthrough"});
-    if (r.has(key + ".log_categories") && d.type.rfind("fmu:", 0) != 0)
+    only_keys(
+        r, key,
+        {"type", "fmu", "step", "integrator", "smoothing", "non_matching", "host", "parameters",
+         "log_categories", "changed_parameters", "no_feedthrough", "probe_feedthrough"});
+    if (r.has(key + ".log_categories") && !is_fmu_type(d.type))
       r.fail(key + ".log_categories",
              "only an FMU subsystem has log categories (fmi2/3SetDebugLogging)");
     names.push_back(name);

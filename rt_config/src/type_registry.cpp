@@ -4,6 +4,8 @@
 
 #include "cosim/runtime/error.hpp"
 #include "cosim/runtime/json_writer.hpp"
+#include "fmu_types.hpp"
+#include "type_registry_detail.hpp"
 
 namespace cosim::config {
 
@@ -93,10 +95,22 @@ const std::vector<subsystem_type>& subsystem_types() {
   return all;
 }
 
+std::deque<subsystem_type>& added_subsystem_types() {
+  static std::deque<subsystem_type> added;
+  return added;
+}
+
+std::vector<const subsystem_type*> all_subsystem_types() {
+  std::vector<const subsystem_type*> out;
+  for (const auto& t : subsystem_types()) out.push_back(&t);
+  for (const auto& t : added_subsystem_types()) out.push_back(&t);
+  return out;
+}
+
 const subsystem_type* find_subsystem_type(const std::string& name) {
-  if (name.rfind("fmu:", 0) == 0) return fmu_subsystem_type(name.substr(4));
-  for (const auto& t : subsystem_types())
-    if (t.name == name) return &t;
+  if (const auto path = fmu_path_of(name)) return fmu_subsystem_type(*path);
+  for (const subsystem_type* t : all_subsystem_types())
+    if (t->name == name) return t;
   return nullptr;
 }
 

@@ -17,6 +17,7 @@
 #include "cosim/rt_config/type_registry.hpp"
 #include "cosim/runtime/error.hpp"
 #include "cosim/runtime/json_writer.hpp"
+#include "fmu_types.hpp"
 
 namespace cosim::config {
 
@@ -81,7 +82,7 @@ std::unique_ptr<subsystem_type> make_type(const std::shared_ptr<const fmi::fmu_f
   const fmi::model_description& md = file->md;
   fmi::require_cosimulation(*file);
   auto t = std::make_unique<subsystem_type>();
-  t->name = "fmu:" + file->path;
+  t->name = fmu_type_name(file->path);
   t->description = "FMU " + md.model_name + " (FMI " + md.fmi_version + " co-simulation" +
                    (md.description.empty() ? ")" : "): " + one_line(md.description));
   std::vector<std::size_t> param_vars;
@@ -189,11 +190,30 @@ const subsystem_type* fmu_subsystem_type(const std::string& path) {
 const subsystem_type* single_fmu_type(const system_spec& s) {
   const subsystem_type* found = nullptr;
   for (const auto& d : s.subsystems) {
-    if (d.type.rfind("fmu:", 0) != 0) continue;
+    if (!is_fmu_type(d.type)) continue;
     if (found != nullptr) return nullptr;
     found = find_subsystem_type(d.type);
   }
   return found;
+}
+
+namespace {
+
+constexpr std::string_view fmu_type_prefix = "fmu:";
+
+}  // namespace
+
+std::string fmu_type_name(std::string_view absolute_path) {
+  return std::string(fmu_type_prefix) + std::string(absolute_path);
+}
+
+bool is_fmu_type(std::string_view type) noexcept {
+  return type.starts_with(fmu_type_prefix);
+}
+
+std::optional<std::string> fmu_path_of(std::string_view type) {
+  if (!is_fmu_type(type)) return std::nullopt;
+  return std::string(type.substr(fmu_type_prefix.size()));
 }
 
 }  // namespace cosim::config

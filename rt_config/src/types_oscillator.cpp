@@ -82,6 +82,14 @@ const std::vector<double>& same_size(const param_set& p, const std::string& name
   return v;
 }
 
+/// Like same_size, but an empty list means 0 for every entry: a start value left out is a
+/// partner at rest at its origin (as x0 = v0 = 0 for the mass itself).
+std::vector<double> same_size_or_zeros(const param_set& p, const std::string& name,
+                                       const std::string& of, std::size_t n) {
+  if (reals_param(p, name).empty()) return std::vector<double>(n, 0.0);
+  return same_size(p, name, of, n);
+}
+
 std::unique_ptr<subsystem> create_mass(const std::string& name, const param_set& p,
                                        const std::string& integrator_name) {
   osc::integrator integ{};
@@ -99,8 +107,8 @@ std::unique_ptr<subsystem> create_mass(const std::string& name, const param_set&
   check_tags(links, "links");
   const std::vector<double>& lk = same_size(p, "link_k", "links", links.size());
   const std::vector<double>& lc = same_size(p, "link_c", "links", links.size());
-  const std::vector<double>& lx0 = same_size(p, "link_x0", "links", links.size());
-  const std::vector<double>& lv0 = same_size(p, "link_v0", "links", links.size());
+  const std::vector<double> lx0 = same_size_or_zeros(p, "link_x0", "links", links.size());
+  const std::vector<double> lv0 = same_size_or_zeros(p, "link_v0", "links", links.size());
   const bool fd = text_param(p, "coupling") == "f-d";
   // One output f carries the force of the element this mass holds (000 Eq. (13)).
   if (fd && links.size() > 1)
@@ -111,7 +119,7 @@ std::unique_ptr<subsystem> create_mass(const std::string& name, const param_set&
             "; split the mass's elements over their partners or use \"d-d\"");
   const std::vector<std::string>& forces = texts_param(p, "forces");
   check_tags(forces, "forces");
-  const std::vector<double>& f0 = same_size(p, "force_f0", "forces", forces.size());
+  const std::vector<double> f0 = same_size_or_zeros(p, "force_f0", "forces", forces.size());
 
   auto m = std::make_unique<osc::oscillator_mass>(name, spec, integ);
   for (std::size_t i = 0; i < links.size(); ++i)
@@ -146,8 +154,10 @@ std::vector<subsystem_type> oscillator_subsystem_types() {
             "x<tag> [m] and v<tag> [m/s], the partner's displacement and velocity"),
       reals("link_k", "N/m", 0.0, false, "coupling spring of each link"),
       reals("link_c", "N s/m", 0.0, false, "coupling damper of each link"),
-      reals("link_x0", "m", -inf, true, "the partner's initial displacement, per link"),
-      reals("link_v0", "m/s", -inf, true, "the partner's initial velocity, per link"),
+      reals("link_x0", "m", -inf, true,
+            "the partner's initial displacement, per link ([]: 0 for every link)"),
+      reals("link_v0", "m/s", -inf, true,
+            "the partner's initial velocity, per link ([]: 0 for every link)"),
       [] {
         param_decl d;
         d.name = "coupling";
@@ -163,7 +173,8 @@ std::vector<subsystem_type> oscillator_subsystem_types() {
             "tags of the coupling forces this mass receives from a partner's f-d link (000 "
             "Eq. (14)); each adds input f<tag> [N]"),
       reals("force_f0", "N", -inf, true,
-            "each received force at t0 (000 Eq. (13) with both masses' start values)"),
+            "each received force at t0 (000 Eq. (13) with both masses' start values; []: 0 for "
+            "every force)"),
   };
   t.integrators = {"trapezoidal", "semi-implicit-euler", "rk4"};
   t.default_step = [](double H, const param_set& /*p*/) { return H; };

@@ -17,14 +17,22 @@
 // (forces in N and displacements in m weigh alike). Gauss-Seidel delivers during the sweep, before
 // r_k is complete, so it uses the omega from the previous sweep.
 //
+// Quasi-Newton (relaxation_kind::iqn, quasi_newton.hpp): the IQN-ILS update on the fixed
+// point's variables, scaled like Aitken's. In Jacobi those are all connections. In
+// Gauss-Seidel they are the backward connections (consumer not after the producer in the
+// order); a forward connection passes its producer's output of the current sweep unchanged,
+// so the sweep is a map of the backward values alone (preCICE's serial-implicit coupling).
+//
 // Accepted iterate: the last one (converged, or the maximum count reached); its outputs y_k
 // are delivered as in the plain scheme, and the energy monitor sees the inputs u_k the
 // subsystems integrated with. Allocation-free after construction.
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "cosim/runtime/energy_monitor.hpp"
 #include "cosim/runtime/executor.hpp"
+#include "quasi_newton.hpp"
 
 namespace cosim::detail {
 
@@ -49,13 +57,18 @@ class fixed_point {
 
  private:
   struct link {
-    std::size_t from, output;
+    std::size_t from, output, to;
     input_port* port;
   };
   /// Residuals of producer p's connections after its advance (u read from the ports).
   void collect(std::size_t p, time_point t1) noexcept;
   /// u_{k+1} = u_k + omega r_k into the consumers' ports, for producer p's connections.
   void relax(std::size_t p, time_point t1, double omega) noexcept;
+  /// The fixed point's variables updated by quasi-Newton (relaxing with omega while it has
+  /// no secant); the other links already carry their producer's output.
+  void quasi_newton_update(time_point t1, double omega) noexcept;
+  /// Gauss-Seidel with quasi-Newton: producer p's forward links take its output as is.
+  void pass_forward(std::size_t p, time_point t1) noexcept;
   /// Largest scaled residual of the current iterate.
   [[nodiscard]] double scaled_defect() const noexcept;
   /// Aitken's omega from the current and previous residuals (and the previous omega).
@@ -66,6 +79,10 @@ class fixed_point {
   std::vector<link> links_;
   std::vector<double> u_, y_, r_, r_prev_, scale_, peak_;
   std::vector<std::size_t> first_, last_;  // producer p's links: [first_[p], last_[p])
+  std::vector<bool> forward_;              // Gauss-Seidel: consumer after producer
+  std::vector<std::size_t> qn_links_;      // the quasi-Newton variables
+  std::vector<double> qn_u_, qn_y_, qn_scale_, qn_next_;
+  std::optional<quasi_newton> qn_;
   int iterations_ = 0;
   double defect_ = 0.0;
   bool converged_ = true;

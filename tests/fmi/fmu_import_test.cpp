@@ -96,6 +96,41 @@ TEST(FmuArchive, OversizeEntryRefusedBeforeAnythingIsWritten) {
   EXPECT_EQ(fs::file_size(dir / "out/b/big.bin"), big);
 }
 
+// An archive holding one file twice (a packer that appended it again): named with both entry
+// numbers, before anything is written, by unpacking and by reading the FMU (`cosim inspect`).
+// libzip will not write a name twice, so the second name is patched in the archive's bytes
+// (local header and central directory; the data's CRC does not cover the name).
+TEST(FmuArchive, AnEntryTwiceIsRefusedNamingIt) {
+  temp_dir dir;
+  const std::string zip = dir / "twice.fmu";
+  write_zip(zip, {{"modelDescription.xml", description()},
+                  {"documentation/x.txt", "first"},
+                  {"documentation/y.txt", "again"}});
+  std::string bytes = slurp(zip);
+  std::size_t patched = 0;
+  for (std::size_t at = bytes.find("documentation/y.txt"); at != std::string::npos;
+       at = bytes.find("documentation/y.txt", at + 1), ++patched)
+    bytes[at + 14] = 'x';
+  ASSERT_EQ(patched, 2u);  // local header and central directory
+  std::ofstream(zip, std::ios::binary | std::ios::trunc) << bytes;
+  const std::string expected =
+      "refused: archive entry \"documentation/x.txt\" appears twice (entries 2 and 3 of 3)";
+  fs::create_directories(dir / "out");
+  try {
+    zip_archive(zip, "FMU").unpack(dir / "out", std::uint64_t{1} << 20);
+    ADD_FAILURE() << "unpacked";
+  } catch (const cosim::error& e) {
+    EXPECT_NE(std::string(e.what()).find(zip + ": " + expected), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fs::is_empty(dir / "out"));
+  try {
+    (void)read_fmu(zip);
+    ADD_FAILURE() << "read";
+  } catch (const cosim::error& e) {
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+  }
+}
+
 // A symbolic link entry (Unix mode in the external attributes) is named as such; unpacked it
 // would be a file holding the link's target, and dlopen would say "invalid ELF header".
 TEST(FmuArchive, SymlinkEntryIsRefusedByName) {

@@ -115,6 +115,21 @@ TEST(Scenario, UnknownKeysAreRejected) {
   expect_location(expect_error(base_plus("[bogus]\nx = 1\n"), {}, {"unknown key", "bogus.x"}), 14);
 }
 
+// A typo within two edits of a documented key gets the key it probably meant; a key far from
+// every documented one gets no guess.
+TEST(Scenario, AnUnknownKeyNearADocumentedOneSuggestsIt) {
+  expect_error(text_with(10, "macrostep = 0.01"), {},
+               {"unknown key 'run.macrostep'", "(did you mean 'run.macro_step'?)"});
+  expect_error(base_text(), {"run.macrostep=0.01"},
+               {"--set run.macrostep", "(did you mean 'run.macro_step'?)"});
+  expect_error(text_with(10, "durationn = 10.0"), {},
+               {"unknown key 'run.durationn'", "(did you mean 'run.duration'?)"});
+  expect_error(base_plus("[coupling]\nextrapolaton = 1\n"), {},
+               {"(did you mean 'coupling.extrapolation'?)"});
+  const std::string far = expect_error(base_plus("[bogus]\nx = 1\n"), {}, {"unknown key"});
+  EXPECT_EQ(far.find("did you mean"), std::string::npos) << far;
+}
+
 TEST(Scenario, MissingRequiredKeysAreNamed) {
   // The location is that of the table the key belongs in.
   expect_location(expect_error(text_with(2, nullptr), {}, {"missing key", "model.name"}), 1);

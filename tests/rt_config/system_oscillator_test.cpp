@@ -218,6 +218,27 @@ TEST(OscillatorType, ParametersGiveTheForceAndAccelerationOfTheEquations) {
   }
 }
 
+// `cosim types` shows link_x0, link_v0 and force_f0 with default []: left out, they are 0 for
+// every element (the partner at rest at its origin), not a refusal.
+TEST(OscillatorType, LeftOutStartValuesOfTheElementsAreZero) {
+  const config::param_set given{{"m", 2.0},
+                                {"k", 3.0},
+                                {"x0", 0.1},
+                                {"v0", -0.2},
+                                {"links", std::vector<std::string>{"2"}},
+                                {"link_k", std::vector<double>{4.0}},
+                                {"link_c", std::vector<double>{0.25}},
+                                {"forces", std::vector<std::string>{"3"}}};
+  auto s = make(given);
+  ASSERT_EQ(s->input_count(), 3U);
+  s->initialize(cosim::time_point{});
+  s->update_outputs(cosim::time_point{});
+  // f = 4 (0.1 - 0) + 0.25 (-0.2 - 0) = 0.35 with the partner at rest at 0
+  EXPECT_NEAR(s->output(2), 0.35, 1e-15);
+  // m a = -3 (0.1) - f + 0 (the received force at t0) = -0.65
+  EXPECT_NEAR(variable(*s, "a"), -0.325, 1e-15);
+}
+
 TEST(OscillatorType, InconsistentElementListsNameTheParameter) {
   expect_error(
       [] {

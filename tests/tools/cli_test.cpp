@@ -102,6 +102,12 @@ TEST(Cli, HelpTextsExitZeroAndSayWhatTheyDo) {
   EXPECT_NE(top.out.find("co-simulation"), std::string::npos) << top.out;
   EXPECT_NE(top.out.find("run"), std::string::npos);
   EXPECT_NE(top.out.find("compare"), std::string::npos);
+  // A newcomer's page: first steps, where the docs are, one line per command (the paper
+  // notation and formulas are in each command's own --help and in docs/).
+  EXPECT_NE(top.out.find("First steps"), std::string::npos) << top.out;
+  EXPECT_NE(top.out.find("docs/tools.md"), std::string::npos) << top.out;
+  EXPECT_EQ(top.out.find("Eq."), std::string::npos) << top.out;
+  EXPECT_LE(std::count(top.out.begin(), top.out.end(), '\n'), 45) << top.out;
 
   const result run = cosim(dir, "run --help");
   EXPECT_EQ(run.code, 0) << run.err;
@@ -113,6 +119,7 @@ TEST(Cli, HelpTextsExitZeroAndSayWhatTheyDo) {
   const result cmp = cosim(dir, "compare --help");
   EXPECT_EQ(cmp.code, 0) << cmp.err;
   EXPECT_NE(cmp.out.find("Compare two results.csv"), std::string::npos) << cmp.out;
+  EXPECT_NE(cmp.out.find("004 Eq. 7"), std::string::npos) << cmp.out;  // the whole text is here
 
   // No subcommand is a usage error.
   EXPECT_EQ(cosim(dir, "").code, 2);
@@ -356,6 +363,27 @@ TEST(Cli, CompareGivesZerosForItselfAndDifferencesOtherwise) {
 
   // A column that does not exist is an input error.
   EXPECT_EQ(cosim(dir, "compare a/results.csv b/results.csv --columns nope").code, 2);
+}
+
+// docs/tools.md shows what `cosim run` prints for crane_m1_fs: the sample is the program's
+// output (all but the wall time), so the page cannot drift from it again.
+TEST(Cli, TheDocumentedRunOutputIsThePrograms) {
+  temp_dir dir;
+  const result r = cosim(dir, "run " + std::string(COSIM_SOURCE_DIR) +
+                                  "/rt_config/scenarios/crane_m1_fs.toml --out out -q");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream doc(std::string(COSIM_SOURCE_DIR) + "/docs/tools.md");
+  const std::string page((std::istreambuf_iterator<char>(doc)), std::istreambuf_iterator<char>());
+  const std::regex wall(R"(in [0-9.e+-]+ s wall)");
+  const auto first_two = [&](const std::string& text, std::size_t from) {
+    const std::size_t a = text.find("rt_config/scenarios/crane_m1_fs.toml: completed", from);
+    if (a == std::string::npos) return std::string();
+    const std::size_t b = text.find('\n', text.find('\n', a) + 1);
+    return std::regex_replace(text.substr(a, b - a), wall, "in W s wall");
+  };
+  const std::string printed = first_two(r.out, 0);
+  ASSERT_FALSE(printed.empty()) << r.out;
+  EXPECT_EQ(first_two(page, 0), printed);
 }
 
 }  // namespace

@@ -282,4 +282,22 @@ TEST(Compare, SameSpanPrintsComparedSpanAndCount) {
   EXPECT_EQ(row_of(same.out, "x").max_abs, 0.0);
 }
 
+// A file from an FMI tool: the time column named "time" and a Boolean column written as
+// true / false. It compares with cosim's own (t, 1 / 0) on equal terms.
+TEST(Compare, TimeColumnNamedTimeAndBooleanWordsAreAccepted) {
+  temp_dir dir;
+  (void)dir.file("tool.csv", "time,x,on\n0,0,false\n0.5,1.5,true\n1,3,true\n");
+  (void)dir.file("cosim.csv", "t,x,on\n0,0,0\n0.5,1.5,0\n1,3,1\n");
+  const result r = compare(dir, "tool.csv cosim.csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "compared: t = [0, 1] s, 3 samples")) << r.out;
+  EXPECT_EQ(row_of(r.out, "x").max_abs, 0.0);
+  EXPECT_EQ(row_of(r.out, "on").max_abs, 1.0);  // true against 0 at t = 0.5
+  // Any other word is still not a number, named with its column.
+  (void)dir.file("bad.csv", "time,x,on\n0,0,yes\n1,3,true\n");
+  const result bad = compare(dir, "bad.csv cosim.csv");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_TRUE(contains(bad.err, "column 'on' (row 1): 'yes' is not a number")) << bad.err;
+}
+
 }  // namespace

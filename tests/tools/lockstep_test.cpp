@@ -17,7 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "bench_key_file.hpp"
+#include "cosim/drivers/bench_auth.hpp"
 #include "cosim/drivers/bench_protocol.hpp"
+#include "cosim/drivers/crc32c.hpp"
 
 namespace {
 
@@ -67,6 +70,20 @@ int base_port(int slot) {
   return 40000 + static_cast<int>(::getpid() % 1000) * 20 + slot * 4;
 }
 
+/// The devices' protocol options and the run's: authenticated (the default, one key file for
+/// both drivers, as the simulated bench) or version 1 (`auth = "none"` on both sides).
+std::string device_auth(bool authenticated) {
+  return authenticated ? " --key " + cosim::test::bench_key_path() + " " : " --auth none ";
+}
+std::string run_auth(bool authenticated) {
+  std::string sets;
+  for (const char* d : {"joystick", "valve"})
+    sets += authenticated ? std::string(" --set 'drivers.") + d + ".key_file=\"" +
+                                cosim::test::bench_key_path() + "\"'"
+                          : std::string(" --set 'drivers.") + d + ".auth=\"none\"'";
+  return sets;
+}
+
 int shell(const std::string& script) {
   const int rc = std::system(
       ("bash -c '" + std::regex_replace(script, std::regex("'"), "'\\''") + "'").c_str());
@@ -84,7 +101,8 @@ struct lockstep_run {
 /// ports set, then ends the devices. Device arguments get the ports through $J (the joystick
 /// driver's bind), $JF (the joystick's own port) and $V (the valve's).
 lockstep_run run_lockstep(const std::string& name, int slot, const std::string& joystick_args,
-                          const std::string& valve_args, const std::string& run_args) {
+                          const std::string& valve_args, const std::string& run_args,
+                          bool authenticated = true) {
   lockstep_run r;
   const int p = base_port(slot);
   r.dir = fs::temp_directory_path() / ("cosim_lockstep_" + name + "_" + std::to_string(::getpid()));
@@ -93,12 +111,13 @@ lockstep_run run_lockstep(const std::string& name, int slot, const std::string& 
   const std::string d = r.dir.string();
   std::ostringstream cmd;
   cmd << "J=127.0.0.1:" << p << "; JF=127.0.0.1:" << p + 1 << "; V=127.0.0.1:" << p + 2 << "; "
-      << device_exe << " valve --listen $V --log " << d << "/valve.csv " << valve_args << " 2>" << d
-      << "/valve.err & VP=$!; " << device_exe << " joystick --to $J --from-port " << p + 1 << " "
-      << joystick_args << " 2>" << d << "/joystick.err & JP=$!; "
+      << device_exe << " valve --listen $V --log " << d << "/valve.csv " << valve_args
+      << device_auth(authenticated) << " 2>" << d << "/valve.err & VP=$!; " << device_exe
+      << " joystick --to $J --from-port " << p + 1 << " " << joystick_args
+      << device_auth(authenticated) << " 2>" << d << "/joystick.err & JP=$!; "
       << "for i in $(seq 400); do [ -s " << d << "/valve.csv ] && grep -q waiting " << d
       << "/joystick.err && break; sleep 0.025; done; " << cosim_exe << " run " << run_args
-      << " --out " << d << " --set \"drivers.joystick.bind=\\\"$J\\\"\""
+      << run_auth(authenticated) << " --out " << d << " --set \"drivers.joystick.bind=\\\"$J\\\"\""
       << " --set \"drivers.joystick.peers=[\\\"$JF\\\"]\""
       << " --set \"drivers.valve.to=\\\"$V\\\"\" > " << d << "/run.log 2>&1; RC=$?; "
       << "kill $VP $JP 2>/dev/null; wait; exit $RC";
@@ -147,6 +166,21 @@ TEST(Lockstep, BenchScenarioTwiceIsByteIdentical) {
     ++commands;
   }
   EXPECT_EQ(commands, 10001U);
+}
+
+// The same exchange in the unauthenticated version 1 (auth = "none" on both sides) gives the
+// same trajectory: the protocol version changes how values travel, never which values.
+TEST(Lockstep, UnauthenticatedVersionOneGivesTheSameResults) {
+  const lockstep_run a = run_lockstep("v2", 2, "--lockstep --manoeuvre M1", "--lockstep", bench);
+  ASSERT_EQ(a.exit_code, 0) << slurp(a.dir / "run.log");
+  const lockstep_run b =
+      run_lockstep("v1", 3, "--lockstep --manoeuvre M1", "--lockstep", bench, false);
+  ASSERT_EQ(b.exit_code, 0) << slurp(b.dir / "run.log");
+  EXPECT_NE(a.summary.find("\"auth\": \"hmac-sha512-256\""), std::string::npos) << a.summary;
+  EXPECT_NE(b.summary.find("\"auth\": \"none\""), std::string::npos) << b.summary;
+  const std::string ra = slurp(a.dir / "results.csv");
+  ASSERT_FALSE(ra.empty());
+  EXPECT_TRUE(ra == slurp(b.dir / "results.csv")) << "results.csv differ between v1 and v2";
 }
 
 // A piecewise-constant joystick trace whose steps fall on macro-step times: the driver holds
@@ -228,7 +262,8 @@ TEST(Lockstep, SilentDeviceStopsTheRunWithTheReason) {
   EXPECT_EQ(json_string(r.summary, "stop_reason"), "lockstep_device");
   EXPECT_EQ(json_string(r.summary, "message"),
             "driver 'joystick': no answer from its device for the macro step at t = 3 s within "
-            "drivers.joystick.lockstep_timeout = 0.2 s (device stopped, or not in lockstep mode)");
+            "drivers.joystick.lockstep_timeout = 0.2 s (device stopped, not in lockstep mode, or on "
+            "another key)");
   EXPECT_EQ(json_number(r.summary, "stop_time_s"), 3.0);
   EXPECT_EQ(read_csv(r.dir / "results.csv").size(), 3002U);  // t = 0 .. 3 s kept
   ASSERT_GE(r.valve.size(), 7U);
@@ -249,12 +284,13 @@ TEST(Lockstep, KilledDeviceStopsTheRun) {
   const std::string d = dir.string();
   std::ostringstream cmd;
   cmd << "J=127.0.0.1:" << p << "; JF=127.0.0.1:" << p + 1 << "; V=127.0.0.1:" << p + 2 << "; "
-      << device_exe << " valve --listen $V --lockstep --log " << d
-      << "/valve.csv 2>/dev/null & VP=$!; " << device_exe << " joystick --to $J --from-port "
-      << p + 1 << " --lockstep --manoeuvre hold 2>" << d
+      << device_exe << " valve --listen $V --lockstep --log " << d << "/valve.csv"
+      << device_auth(true) << "2>/dev/null & VP=$!; " << device_exe
+      << " joystick --to $J --from-port " << p + 1 << " --lockstep --manoeuvre hold"
+      << device_auth(true) << "2>" << d
       << "/joystick.err & JP=$!; for i in $(seq 400); do [ -s " << d
       << "/valve.csv ] && grep -q waiting " << d << "/joystick.err && break; sleep 0.025; done; "
-      << cosim_exe << " run " << bench
+      << cosim_exe << " run " << bench << run_auth(true)
       << " --set run.duration=100000 --set drivers.joystick.lockstep_timeout=0.5 --out " << d
       << "/out --set \"drivers.joystick.bind=\\\"$J\\\"\" --set "
          "\"drivers.joystick.peers=[\\\"$JF\\\"]\" --set \"drivers.valve.to=\\\"$V\\\"\" > "
@@ -296,7 +332,8 @@ TEST(Lockstep, TimeoutOutOfRangeIsRejected) {
       fs::temp_directory_path() / ("cosim_lockstep_bad_" + std::to_string(::getpid()));
   const std::string log = (dir.string() + ".log");
   EXPECT_EQ(
-      shell(cosim_exe + " run " + bench + " --set drivers.joystick.lockstep_timeout=0 --out " +
+      shell(cosim_exe + " run " + bench + run_auth(true) +
+            " --set drivers.joystick.lockstep_timeout=0 --out " +
             dir.string() + " > " + log + " 2>&1"),
       2);
   EXPECT_NE(slurp(log).find("drivers.joystick.lockstep_timeout"), std::string::npos) << slurp(log);
@@ -358,7 +395,7 @@ TEST(Lockstep, EventErrorsNameTheKey) {
        "events[0].action"}};
   for (const auto& [text, key] : cases) {
     std::ofstream(dir / "s.toml") << text;
-    EXPECT_EQ(shell(cosim_exe + " run " + (dir / "s.toml").string() + " --out " +
+    EXPECT_EQ(shell(cosim_exe + " run " + (dir / "s.toml").string() + run_auth(true) + " --out " +
                     (dir / "out").string() + " > " + (dir / "log").string() + " 2>&1"),
               2);
     EXPECT_NE(slurp(dir / "log").find(key), std::string::npos) << slurp(dir / "log");
@@ -381,6 +418,37 @@ TEST(Lockstep, FlagRoundTripsAndOtherBitsAreIgnored) {
   ASSERT_EQ(decode(std::span<const std::byte>(buf.data(), n), back), decode_status::ok);
   EXPECT_EQ(back.flags, flag_lockstep);
   EXPECT_EQ(back.timestamp_ns, 2'000'000'000U);
+}
+
+// Version 2 carries the flag at the same offset, covered by the tag: a tick whose flag was
+// cleared on the way fails authentication instead of turning into a wall-clock heartbeat.
+TEST(Lockstep, AuthenticatedFlagRoundTripsAndIsCoveredByTheTag) {
+  using namespace cosim::drivers;
+  bench_key key;
+  for (std::size_t i = 0; i < key.bytes.size(); ++i) key.bytes[i] = static_cast<unsigned char>(i);
+  prepare_key(key);
+  auth_message m{};
+  m.type = static_cast<std::uint8_t>(message_type::heartbeat);
+  m.flags = 0xFFFF;
+  m.timestamp_ns = 3'000'000'000;
+  m.session = 42;
+  std::array<std::byte, max_auth_datagram_size> buf{};
+  const std::size_t n = encode_auth(m, key, buf);
+  ASSERT_EQ(n, 76U);
+  EXPECT_EQ(buf[6], std::byte{0x00});
+  EXPECT_EQ(buf[7], std::byte{0x01});
+  auth_message back{};
+  ASSERT_EQ(decode_auth(std::span<const std::byte>(buf.data(), n), key, back), auth_status::ok);
+  EXPECT_EQ(back.flags, flag_lockstep);
+  EXPECT_EQ(back.timestamp_ns, 3'000'000'000U);
+  // Clear the flag and repair the CRC (an attacker can compute a CRC, not the tag).
+  buf[7] = std::byte{0x00};
+  const std::size_t crc_at = n - mac_size - crc_size;
+  const std::uint32_t crc = crc32c(std::span<const std::byte>(buf.data(), crc_at));
+  for (std::size_t i = 0; i < 4; ++i)
+    buf[crc_at + i] = static_cast<std::byte>((crc >> (8 * i)) & 0xFFU);
+  EXPECT_EQ(decode_auth(std::span<const std::byte>(buf.data(), n), key, back),
+            auth_status::bad_mac);
 }
 
 }  // namespace

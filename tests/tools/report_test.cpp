@@ -3,6 +3,7 @@
 // min/max envelopes that keep every spike; bad input leaves no (half-written) report.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -248,11 +249,70 @@ TEST(Report, BadInputNamesTheFileExitsTwoAndKeepsTheEarlierReport) {
   expect_refused("summary.json", "{\"status\": ");
   expect_refused("results.csv", "t,x1\n0,1\nzero,2\n");
   expect_refused("timing.csv", "step,t,subsystem,wakeup_latency_us,exec_us\n0,0.3,mass1,x,1\n");
+}
 
-  fs::remove(run + "/summary.json");
-  const finished f = run_cosim(tmp, {"report", run});
-  EXPECT_EQ(f.code, 2);
-  EXPECT_NE(f.err.find(run + "/summary.json: missing"), std::string::npos) << f.err;
+// A run killed before its summary: the report shows the rows there are and says the run did
+// not finish, instead of refusing.
+TEST(Report, ARunWithoutSummaryIsReportedAsNotFinished) {
+  temp_dir tmp;
+  write(tmp / "results.csv", "t,x\n0,1\n0.5,2\n1.25,3\n");
+  const finished f = run_cosim(tmp, {"report", tmp.path()});
+  ASSERT_EQ(f.code, 0) << f.err;
+  EXPECT_NE(f.err.find("summary.json is missing: the run did not finish"), std::string::npos)
+      << f.err;
+  const std::string html = slurp(tmp / "report.html");
+  EXPECT_NE(html.find("did not finish"), std::string::npos);
+  EXPECT_NE(html.find("the 3 rows results.csv holds, up to t = 1.25 s"), std::string::npos);
+  EXPECT_NE(html.find("id=\"col-x\""), std::string::npos);
+}
+
+// The wake-up histogram's counts are on a log axis: reading the axis at a bar's top (between
+// the two labelled lines around it, on the same log10(1 + count) scale) gives the bar's count.
+// 1 step at 27 ms among 999 at about 10 us must read as 1, not as thousands.
+TEST(Report, TheHistogramAxisReadsEachBarsCount) {
+  temp_dir tmp;
+  write(tmp / "results.csv", "t,x\n0,1\n1,2\n");
+  write(tmp / "summary.json", minimal_summary);
+  std::ofstream timing(tmp / "timing.csv");
+  timing << "step,t,subsystem,wakeup_latency_us,exec_us,overrun,skipped_periods\n";
+  for (int i = 0; i < 1000; ++i)
+    timing << i << ',' << i * 0.001 << ",m," << (i == 500 ? 27000.0 : 10.0 + (i % 7)) << ",5,0,0\n";
+  timing.close();
+  const std::string html = cosim::cli::make_report({tmp.path(), "", ""});
+  const std::size_t at = html.find("id=\"wake-");
+  ASSERT_NE(at, std::string::npos);
+  const std::string svg = html.substr(at, html.find("</svg>", at) - at);
+  // Labelled lines: (pixel row, value).
+  std::vector<std::pair<double, double>> ticks;
+  const std::regex tick_re(
+      R"re(<line x1="\d+" x2="\d+" y1="([0-9.]+)" y2="[0-9.]+" stroke="#eee"/><text class="ytick"[^>]*>([0-9.e+]+)</text>)re");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), tick_re);
+       it != std::sregex_iterator(); ++it)
+    ticks.emplace_back(std::stod((*it)[1]), std::stod((*it)[2]));
+  ASSERT_GE(ticks.size(), 3u) << svg;
+  const std::regex bar_re(R"re(class="bar" data-count="(\d+)" x="[0-9.]+" y="([0-9.]+)")re");
+  int bars = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), bar_re); it != std::sregex_iterator();
+       ++it) {
+    const double count = std::stod((*it)[1]);
+    const double y = std::stod((*it)[2]);
+    // The labelled lines just below and above the bar's top (pixel rows grow downwards).
+    std::pair<double, double> below{1e9, 0}, above{-1e9, 0};
+    for (const auto& tk : ticks) {
+      if (tk.first >= y && tk.first < below.first) below = tk;
+      if (tk.first <= y && tk.first > above.first) above = tk;
+    }
+    ASSERT_LT(below.first, 1e9) << "no labelled line below the bar of " << count;
+    ASSERT_GT(above.first, -1e9) << "no labelled line above the bar of " << count;
+    const double lb = std::log10(1 + below.second), la = std::log10(1 + above.second);
+    const double f =
+        below.first == above.first ? 0.0 : (below.first - y) / (below.first - above.first);
+    const double read = std::pow(10.0, lb + f * (la - lb)) - 1;
+    EXPECT_NEAR(read, count, 0.02 * count + 0.05) << "bar of " << count << " at y " << y;
+    ++bars;
+  }
+  EXPECT_GE(bars, 2);  // the slow step's bar and the others
+  EXPECT_NE(svg.find("data-count=\"1\""), std::string::npos);
 }
 
 }  // namespace

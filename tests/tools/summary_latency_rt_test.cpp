@@ -43,7 +43,10 @@ TEST(SummaryLatency, PercentilesAreThoseOfTimingCsv) {
       std::string(COSIM_SOURCE_DIR) + "/rt_config/scenarios/crane_m1_fs.toml";
   const pid_t pid =
       tp::spawn({COSIM_EXE, "run", scenario, "--out", out, "--set", "run.mode=\"realtime\"",
-                 "--set", "run.duration=1", "--set", "run.timing_csv=true"},
+                 "--set", "run.duration=1", "--set", "run.timing_csv=true",
+                 // The percentiles are the subject, not the deadline: a loaded CI machine's
+                 // late steps must not end the run early.
+                 "--set", "watchdog.max_overruns=1000000"},
                 dir / "stdout", dir / "stderr");
   ASSERT_EQ(tp::wait_exit(pid, std::chrono::seconds(60)), 0) << tp::slurp(dir / "stderr");
 

@@ -113,7 +113,7 @@ std::string system_file(const std::string& mode, const std::string& fmu, const s
       fmu_dir + "/" + fmu + "\"\n\n[subsystems.m.parameters]\n" + params +
       "\n[drivers.valve]\ndirection = \"output\"\nto = \"127.0.0.1:" + std::to_string(port) +
       "\"\nchannels = [\"y\"]\nfrom = [\"m.y\"]\nsafe_value = [-1.0]\n"
-      "min = [-10.0]\nmax = [10.0]\n";
+      "min = [-10.0]\nmax = [10.0]\nauth = \"none\"\n";  // the listener speaks version 1
   if (pinned) s += "\n[threads.m]\ncpu = 1\npriority = 80\n";
   return s;
 }
@@ -143,8 +143,14 @@ run_result run_cosim(const cosim::test::temp_dir& dir, const std::string& file,
   const pid_t pid =
       tp::spawn({cosim_exe, "run", file, "--out", out_dir}, dir / "stdout", dir / "stderr");
   if (terminate_at_stall) {
-    // Offline the stuck step comes at once; give the run time to get there and sit in it.
-    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    // The run has started once results.csv exists (its handlers are in place long before);
+    // the stuck step comes at t = 0.5 s, at once offline: give it time to get there and sit
+    // in it. Waiting for the file, not a fixed time, keeps a slow start (a loaded machine, a
+    // sanitizer build) from meeting the signal before the program can answer it.
+    EXPECT_TRUE(tp::wait_for(
+        pid, [&] { return std::filesystem::exists(out_dir + "/results.csv"); },
+        std::chrono::seconds(60)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
     ::kill(pid, SIGTERM);
   }
   r.code = tp::wait_exit(pid, std::chrono::seconds(30));
@@ -220,7 +226,15 @@ void check_realtime_stall(const std::string& params, const char* what) {
       static_cast<double>(s.first_safe_ns - detection_due) * 1e-6,
       static_cast<double>(wd + 2 * wd + H) * 1e-6,
       static_cast<double>(r.exit_ns - s.first_safe_ns) * 1e-6);
-  EXPECT_LE(s.first_safe_ns, detection_due + wd + 2 * wd + H) << what;
+  // The bound holds for the product as built (Release). An instrumented build runs the
+  // stall's detection and the safe-value send several times slower, beside the rest of
+  // the suite: there only the order of magnitude is checked.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  constexpr std::int64_t slack = 4;
+#else
+  constexpr std::int64_t slack = 1;
+#endif
+  EXPECT_LE(s.first_safe_ns, detection_due + slack * (wd + 2 * wd + H)) << what;
   // Abandoned after watchdog.grace (0.3 s); the test polls every 5 ms; a loaded machine gets
   // a generous margin for writing the summary.
   EXPECT_LE(r.exit_ns - s.first_safe_ns, 2'000'000'000) << what;
@@ -241,6 +255,8 @@ TEST(SupervisorRealtime, ModelSleepingTwoSecondsDoesNotHoldTheSafeValue) {
 // A segfault inside doStep on a realtime thread: the crash handler sends the safe values
 // (async-signal-safe) and writes the rows before the process dies of the signal.
 TEST(SupervisorRealtime, SegfaultInsideModelSendsSafeValuesAndKeepsRows) {
+  // The program's crash handler, not AddressSanitizer's, must see the SIGSEGV.
+  tp::add_sanitizer_option("handle_segv=0");
   const cosim::test::temp_dir dir;
   valve_socket valve;
   const std::string file =

@@ -24,9 +24,14 @@ mkdir -p "$out"
   exit 2
 
 # 2. The simulated devices, in lockstep: they answer the simulation's ticks (no clock).
-"$device" valve --listen "$V" --lockstep --log "$out/valve.csv" 2>"$out/valve.err" &
+#    The exchange is authenticated as on the bench, with a throw-away key for this run.
+key="$out/ci.key"
+rm -f "$key"
+"$device" keygen "$key" 2>/dev/null || exit 2
+"$device" valve --key "$key" --listen "$V" --lockstep --log "$out/valve.csv" \
+  2>"$out/valve.err" &
 valve=$!
-"$device" joystick --to "$J" --from-port "$((base + 1))" --lockstep --manoeuvre M1 \
+"$device" joystick --key "$key" --to "$J" --from-port "$((base + 1))" --lockstep --manoeuvre M1 \
   2>"$out/joystick.err" &
 joystick=$!
 trap 'kill $valve $joystick 2>/dev/null; wait' EXIT
@@ -39,7 +44,8 @@ done
 #    value used (exit code 1: a safety stop is what this test expects; the checks judge it).
 "$cosim" run "$here/bench_ci.toml" --out "$out/run" --quiet \
   --set "drivers.joystick.bind=\"$J\"" --set "drivers.joystick.peers=[\"$JF\"]" \
-  --set "drivers.valve.to=\"$V\""
+  --set "drivers.valve.to=\"$V\"" \
+  --set "drivers.joystick.key_file=\"$key\"" --set "drivers.valve.key_file=\"$key\""
 echo "cosim run exited with $?"
 
 # 4. The verdicts: checks.toml (the stop, the counters), and the trajectory up to the stop

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <string_view>
 
 #include "cosim/runtime/csv_writer.hpp"
 #include "cosim/runtime/error.hpp"
@@ -98,8 +99,10 @@ csv_table read_csv(const std::string& path) {
   COSIM_INPUT_CHECK(static_cast<bool>(std::getline(in, line)), errc::io, path + ": empty file");
   if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF line ends
   t.columns = csv_header_fields(line);                        // RFC 4180: "a[1,2]" is one column
-  COSIM_INPUT_CHECK(!t.columns.empty() && t.columns[0] == "t", errc::io,
-                    path + ":1: first column must be 't'");
+  // FMI tools (FMPy, OMSimulator, 20-sim) name the time column "time"; cosim names it "t".
+  COSIM_INPUT_CHECK(!t.columns.empty() && (t.columns[0] == "t" || t.columns[0] == "time"), errc::io,
+                    path + ":1: first column must be the time, named 't' or 'time'");
+  t.columns[0] = "t";
   for (std::size_t i = 1; i < t.columns.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       COSIM_INPUT_CHECK(t.columns[i] != t.columns[j], errc::io,
@@ -125,7 +128,15 @@ csv_table read_csv(const std::string& path) {
     const char* end = line.data() + line.size();
     while (p <= end) {
       double v = 0.0;
-      const auto r = std::from_chars(p, end, v);
+      auto r = std::from_chars(p, end, v);
+      // Boolean variables as FMI tools write them: true is 1, false is 0.
+      if (r.ec != std::errc{}) {
+        const std::string_view text(p, static_cast<std::size_t>(std::find(p, end, ',') - p));
+        if (text == "true" || text == "false") {
+          v = text == "true" ? 1.0 : 0.0;
+          r = {p + text.size(), std::errc{}};
+        }
+      }
       if (r.ec != std::errc{}) {
         const std::size_t c = row.size();
         const std::string text(p, std::find(p, end, ','));

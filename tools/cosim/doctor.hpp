@@ -60,6 +60,14 @@ struct verdict {
 };
 verdict decide(const std::vector<check>& checks);
 
+/// `cosim doctor --fix-script`: a shell script (printed, never run) with the commands this
+/// machine below root needs for the checks above: a PREEMPT_RT kernel, kernel arguments
+/// (isolcpus, nohz_full, rcu_nocbs, irqaffinity), RT throttling off, the performance governor
+/// on each real-time CPU, each IRQ routed away from them, and file capabilities on `program`
+/// (or the systemd limits). Only what a check found missing is in it.
+std::string fix_script(const std::filesystem::path& root, const std::vector<int>& rt_cpus,
+                       int online_cpus, int priority, const std::string& program);
+
 /// Parses a kernel CPU list such as "0-3,6" (empty or malformed: empty result).
 std::vector<int> parse_cpu_list(std::string_view list);
 

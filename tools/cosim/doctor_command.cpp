@@ -252,8 +252,13 @@ check priority_check(const fs::path& root, int priority) {
   } else {
     c.summary = "neither CAP_SYS_NICE nor RLIMIT_RTPRIO >= " + std::to_string(priority) +
                 " (RLIMIT_RTPRIO " + limit + "): SCHED_FIFO is refused, threads run as normal ones";
-    c.advice = "run as root, or set 'rtprio " + std::to_string(priority) +
-               "' in /etc/security/limits.conf, or setcap cap_sys_nice+ep on the program";
+    c.advice =
+        "without root: setcap cap_sys_nice,cap_ipc_lock+ep on the cosim program, or "
+        "LimitRTPRIO=" +
+        std::to_string(priority) +
+        " with AmbientCapabilities=CAP_SYS_NICE in its systemd unit, or 'rtprio " +
+        std::to_string(priority) +
+        "' in /etc/security/limits.conf (cosim doctor --fix-script prints the commands)";
     c.reason = "SCHED_FIFO " + std::to_string(priority) + " not permitted";
   }
   return c;
@@ -277,7 +282,10 @@ check memlock_check(const fs::path& root) {
   } else {
     c.summary = "neither CAP_IPC_LOCK nor an unlimited RLIMIT_MEMLOCK (" + limit +
                 "): mlockall fails and real-time threads can take page faults";
-    c.advice = "set 'memlock unlimited' in /etc/security/limits.conf, or run as root";
+    c.advice =
+        "without root: setcap cap_sys_nice,cap_ipc_lock+ep on the cosim program, or "
+        "LimitMEMLOCK=infinity with AmbientCapabilities=CAP_IPC_LOCK in its systemd "
+        "unit, or 'memlock unlimited' in /etc/security/limits.conf";
     c.reason = "memory cannot be locked";
   }
   return c;
@@ -334,6 +342,105 @@ check irq_check(const fs::path& root, const std::vector<int>& rt_cpus) {
 }
 
 }  // namespace
+
+std::string fix_script(const fs::path& root, const std::vector<int>& rt_cpus, int online_cpus,
+                       int priority, const std::string& program) {
+  std::ostringstream o;
+  const std::string cpus = join_cpus(rt_cpus);
+  std::vector<int> housekeeping;
+  for (int cpu = 0; cpu < online_cpus; ++cpu)
+    if (std::find(rt_cpus.begin(), rt_cpus.end(), cpu) == rt_cpus.end())
+      housekeeping.push_back(cpu);
+  const std::string house = join_cpus(housekeeping);
+  o << "#!/bin/sh\n"
+    << "# Written by `cosim doctor --fix-script` for "
+    << read_line(root / "proc/sys/kernel/hostname").value_or("this host") << " (kernel "
+    << read_line(root / "proc/sys/kernel/osrelease").value_or("unknown") << "), real-time CPUs "
+    << cpus << ", SCHED_FIFO " << priority << ".\n"
+    << "# Nothing here has been run. Review it, then run it as root; kernel arguments take\n"
+    << "# effect after a reboot.\n"
+    << "set -e\n";
+  int steps = 0;
+
+  const check kernel = kernel_check(root);
+  if (kernel.result != status::ok) {
+    ++steps;
+    o << "\n# The kernel is not PREEMPT_RT. Debian:\napt-get install -y linux-image-rt-amd64\n";
+  }
+  const check iso = isolation_check(root, rt_cpus, online_cpus);
+  if (iso.result != status::ok) {
+    ++steps;
+    if (housekeeping.empty()) {
+      o << "\n# The real-time CPUs " << cpus
+        << " are all the online CPUs: choose fewer (doctor --cpus) so that one is left for\n"
+        << "# the system before isolating them.\n";
+    } else {
+      const std::string args = "isolcpus=" + cpus + " nohz_full=" + cpus + " rcu_nocbs=" + cpus +
+                               " irqaffinity=" + house;
+      o << "\n# Isolate CPUs " << cpus << " from the scheduler, the tick and RCU callbacks; "
+        << "interrupts on CPUs " << house << ".\n"
+        << "sed -i 's/^GRUB_CMDLINE_LINUX=\"\\(.*\\)\"/GRUB_CMDLINE_LINUX=\"\\1 " << args
+        << "\"/' /etc/default/grub\nupdate-grub\n";
+    }
+  }
+  const auto runtime = read_line(root / "proc/sys/kernel/sched_rt_runtime_us");
+  if (runtime && *runtime != "-1") {
+    ++steps;
+    o << "\n# RT throttling (now " << *runtime << " us per period) off, now and after reboots.\n"
+      << "sysctl -w kernel.sched_rt_runtime_us=-1\n"
+      << "echo 'kernel.sched_rt_runtime_us = -1' > /etc/sysctl.d/90-cosim-realtime.conf\n";
+  }
+  std::string governors;
+  for (int cpu : rt_cpus) {
+    const fs::path g = fs::path("sys/devices/system/cpu") / ("cpu" + std::to_string(cpu)) /
+                       "cpufreq/scaling_governor";
+    const auto now = read_line(root / g);
+    if (now && *now != "performance")
+      governors += "echo performance > /" + g.string() + "   # now " + *now + "\n";
+  }
+  if (!governors.empty()) {
+    ++steps;
+    o << "\n# Fixed CPU frequency on the real-time CPUs (until reboot; cpupower or a unit keeps "
+         "it).\n"
+      << governors;
+  }
+  if (!housekeeping.empty()) {
+    std::vector<std::string> irqs;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(root / "proc/irq", ec)) {
+      const auto mask = read_line(entry.path() / "smp_affinity");
+      if (mask && std::any_of(rt_cpus.begin(), rt_cpus.end(),
+                              [&](int cpu) { return mask_has_cpu(*mask, cpu); }))
+        irqs.push_back(entry.path().filename().string());
+    }
+    std::sort(irqs.begin(), irqs.end(), [](const std::string& a, const std::string& b) {
+      return a.size() != b.size() ? a.size() < b.size() : a < b;
+    });
+    if (!irqs.empty()) {
+      ++steps;
+      o << "\n# Interrupts away from CPUs " << cpus << " (until reboot; irqaffinity= above keeps "
+        << "it). Some cannot move: their error is ignored.\n"
+        << "for irq in";
+      for (const auto& n : irqs) o << ' ' << n;
+      o << "; do\n  echo " << house << " > /proc/irq/$irq/smp_affinity_list 2>/dev/null || true\n"
+        << "done\n";
+    }
+  }
+  const check rtprio = priority_check(root, priority);
+  const check memlock = memlock_check(root);
+  if (rtprio.result != status::ok || memlock.result != status::ok) {
+    ++steps;
+    o << "\n# Real time without root: the program's file capabilities (any user who may run it\n"
+      << "# gets SCHED_FIFO and locked memory; a copy or a rebuild loses them).\n"
+      << "setcap cap_sys_nice,cap_ipc_lock+ep '" << program << "'\n"
+      << "# Or, for a systemd service instead, in its [Service] section:\n"
+      << "#   AmbientCapabilities=CAP_SYS_NICE CAP_IPC_LOCK\n"
+      << "#   LimitRTPRIO=" << priority << "\n"
+      << "#   LimitMEMLOCK=infinity\n";
+  }
+  if (steps == 0) o << "\n# Nothing to change: every check passed.\n";
+  return o.str();
+}
 
 std::string_view to_string(status s) noexcept {
   switch (s) {
@@ -524,6 +631,7 @@ command add_doctor_command(CLI::App& app) {
     double seconds = 3.0;
     double max_latency_us = 100.0;
     bool json = false;
+    bool fix_script = false;
   };
   auto st = std::make_shared<state>();
   auto* cmd = app.add_subcommand(
@@ -549,6 +657,10 @@ command add_doctor_command(CLI::App& app) {
                   "Largest wake-up latency a hard real-time bench may show [us] (default 100)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--json", st->json, "Print the result as JSON instead of text");
+  cmd->add_flag("--fix-script", st->fix_script,
+                "Print (do not run) a shell script with this host's commands: kernel arguments "
+                "(isolcpus, nohz_full, rcu_nocbs, irqaffinity), RT throttling, CPU governor, IRQ "
+                "affinity, file capabilities or systemd limits; no latency test");
   return {
       cmd, [st] {
         using namespace doctor;
@@ -569,6 +681,15 @@ command add_doctor_command(CLI::App& app) {
                                 "': expected a list of online CPUs such as 0,1 or 0-1 (this "
                                 "machine has CPUs 0-" +
                                 std::to_string(online - 1) + ")");
+        }
+        if (st->fix_script) {
+          std::error_code ec;
+          const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+          std::fputs(
+              fix_script("/", cpus, online, st->priority, ec ? std::string("cosim") : self.string())
+                  .c_str(),
+              stdout);
+          return 0;
         }
         std::vector<check> checks = system_checks("/", cpus, online, st->priority);
         if (!st->json) {

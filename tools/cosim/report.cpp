@@ -212,26 +212,71 @@ std::string envelope_path(const std::vector<double>& t, const std::vector<double
   return d;
 }
 
-std::string axes(double x0, double x1, double y0, double y1, const std::string& xlabel) {
-  std::string s;
-  s += "<rect x=\"" + std::to_string(margin_l) + "\" y=\"" + std::to_string(margin_t) +
-       "\" width=\"" + std::to_string(plot_w) + "\" height=\"" + std::to_string(plot_h) +
-       "\" fill=\"#fff\" stroke=\"#888\"/>";
-  for (int k = 0; k <= 4; ++k) {
-    const double fy = k / 4.0;
-    const double yy = margin_t + plot_h - fy * plot_h;
-    s += "<line x1=\"" + std::to_string(margin_l) + "\" x2=\"" + std::to_string(margin_l + plot_w) +
-         "\" y1=\"" + px(yy) + "\" y2=\"" + px(yy) + "\" stroke=\"#eee\"/><text x=\"" +
-         std::to_string(margin_l - 4) + "\" y=\"" + px(yy + 4) + "\" text-anchor=\"end\">" +
-         num(y0 + fy * (y1 - y0)) + "</text>";
-    const double xx = margin_l + fy * plot_w;
-    s += "<text x=\"" + px(xx) + "\" y=\"" + std::to_string(margin_t + plot_h + 14) +
-         "\" text-anchor=\"middle\">" + num(x0 + fy * (x1 - x0)) + "</text>";
+/// Tick values for [lo, hi]: multiples of 1, 2 or 5 x 10^k, about `want` of them, so that
+/// labels read 0, 0.5, 1 ... rather than fractions of the range (76.3506).
+std::vector<double> nice_ticks(double lo, double hi, int want) {
+  std::vector<double> ticks;
+  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) return ticks;
+  const double raw = (hi - lo) / want;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  if (!(mag > 0.0) || !std::isfinite(mag)) return {lo, hi};  // a range too small or too wide
+  double step = 10.0 * mag;
+  for (const double m : {1.0, 2.0, 5.0})
+    if (m * mag >= raw) {
+      step = m * mag;
+      break;
+    }
+  const double first = std::ceil(lo / step);
+  // At most a few dozen ticks; a range far from zero relative to its width (1e15 + [0, 1])
+  // cannot count tick indices in doubles: there the ends are the labels.
+  const double count = std::floor(hi / step) - first;
+  if (!(count >= 0.0 && count <= 4.0 * want) || std::abs(first) > 1e12) return {lo, hi};
+  for (int k = 0; k <= static_cast<int>(count); ++k) {
+    const double v = (first + k) * step;
+    ticks.push_back(std::abs(first + k) < 0.5 ? 0.0 : v);  // no "-0"
   }
-  s += "<text x=\"" + std::to_string(margin_l + plot_w / 2) + "\" y=\"" +
-       std::to_string(margin_t + plot_h + 30) + "\" text-anchor=\"middle\">" + escape(xlabel) +
-       "</text>";
+  return ticks;
+}
+
+/// A tick label: the value with no more digits than the tick step needs.
+std::string tick_label(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+std::string frame(const std::string& xlabel) {
+  return "<rect x=\"" + std::to_string(margin_l) + "\" y=\"" + std::to_string(margin_t) +
+         "\" width=\"" + std::to_string(plot_w) + "\" height=\"" + std::to_string(plot_h) +
+         "\" fill=\"#fff\" stroke=\"#888\"/><text x=\"" + std::to_string(margin_l + plot_w / 2) +
+         "\" y=\"" + std::to_string(margin_t + plot_h + 30) + "\" text-anchor=\"middle\">" +
+         escape(xlabel) + "</text>";
+}
+
+/// A horizontal grid line and its label at the pixel row `yy`.
+std::string y_tick(double yy, const std::string& label) {
+  return "<line x1=\"" + std::to_string(margin_l) + "\" x2=\"" + std::to_string(margin_l + plot_w) +
+         "\" y1=\"" + px(yy) + "\" y2=\"" + px(yy) +
+         "\" stroke=\"#eee\"/><text class=\"ytick\" x=\"" + std::to_string(margin_l - 4) +
+         "\" y=\"" + px(yy + 4) + "\" text-anchor=\"end\">" + label + "</text>";
+}
+
+std::string x_ticks(double x0, double x1) {
+  std::string s;
+  for (const double v : nice_ticks(x0, x1, 5)) {
+    const double xx = margin_l + (v - x0) / (x1 - x0) * plot_w;
+    s += "<text class=\"xtick\" x=\"" + px(xx) + "\" y=\"" +
+         std::to_string(margin_t + plot_h + 14) + "\" text-anchor=\"middle\">" + tick_label(v) +
+         "</text>";
+  }
   return s;
+}
+
+std::string axes(double x0, double x1, double y0, double y1, const std::string& xlabel) {
+  std::string s = frame(xlabel);
+  for (const double v : nice_ticks(y0, y1, 4))
+    s += y_tick(margin_t + plot_h - (v - y0) / (y1 - y0) * plot_h, tick_label(v));
+  return s + x_ticks(x0, x1);
 }
 
 std::string svg_open(const std::string& id, const std::string& title) {
@@ -303,7 +348,10 @@ std::string time_plot(const std::string& id, const std::string& title,
   return s;
 }
 
-/// A histogram of `v` [us] with the deadline (H) drawn.
+/// A histogram of `v` [us] with the deadline (H) drawn. Counts are on a log scale (the rare
+/// slow steps are what matters and must stay visible): a bar of count c is log10(1 + c) high,
+/// and the axis is labelled 1, 10, 100 ... at those same heights, so the label at a bar's top
+/// is its count.
 std::string histogram(const std::string& id, const std::string& title, const std::vector<double>& v,
                       double deadline_us) {
   constexpr int bins = 60;
@@ -316,20 +364,27 @@ std::string histogram(const std::string& id, const std::string& title, const std
     if (std::isfinite(x))
       ++count[static_cast<std::size_t>(std::clamp(static_cast<int>(x / hi * bins), 0, bins - 1))];
   const std::size_t top = std::max<std::size_t>(1, *std::max_element(count.begin(), count.end()));
-  // Counts on a log scale: the rare slow steps are what matters and must stay visible.
-  const double ltop = std::log10(static_cast<double>(top) + 1.0);
-  std::string s = svg_open(id, title) + axes(0.0, hi, 0.0, static_cast<double>(top), "us");
+  // The axis reaches the next power of ten, so the largest bar is under a labelled line.
+  double decade_top = 1.0;
+  while (decade_top < static_cast<double>(top)) decade_top *= 10.0;
+  const double ltop = std::log10(decade_top + 1.0);
+  const auto height = [&](double c) { return std::log10(c + 1.0) / ltop * plot_h; };
+  std::string s = svg_open(id, title) + frame("us");
+  s += y_tick(margin_t + plot_h, "0");
+  for (double d = 1.0; d <= decade_top; d *= 10.0)
+    s += y_tick(margin_t + plot_h - height(d), tick_label(d));
+  s += x_ticks(0.0, hi);
   s += "<text x=\"" + std::to_string(margin_l + 4) + "\" y=\"" + std::to_string(margin_t + 12) +
        "\">steps per bin (log scale), " + std::to_string(v.size()) + " steps</text>";
   const double bw = static_cast<double>(plot_w) / bins;
   for (int b = 0; b < bins; ++b) {
-    if (count[static_cast<std::size_t>(b)] == 0) continue;
-    const double h =
-        std::log10(static_cast<double>(count[static_cast<std::size_t>(b)]) + 1.0) / ltop * plot_h;
-    s += "<rect x=\"" + px(margin_l + b * bw + 0.5) + "\" y=\"" + px(margin_t + plot_h - h) +
-         "\" width=\"" + px(bw - 1.0) + "\" height=\"" + px(h) + "\" fill=\"#48c\"><title>" +
-         num(b * hi / bins) + "-" + num((b + 1) * hi / bins) +
-         " us: " + std::to_string(count[static_cast<std::size_t>(b)]) + "</title></rect>";
+    const std::size_t c = count[static_cast<std::size_t>(b)];
+    if (c == 0) continue;
+    const double h = height(static_cast<double>(c));
+    s += "<rect class=\"bar\" data-count=\"" + std::to_string(c) + "\" x=\"" +
+         px(margin_l + b * bw + 0.5) + "\" y=\"" + px(margin_t + plot_h - h) + "\" width=\"" +
+         px(bw - 1.0) + "\" height=\"" + px(h) + "\" fill=\"#48c\"><title>" + num(b * hi / bins) +
+         "-" + num((b + 1) * hi / bins) + " us: " + std::to_string(c) + " steps</title></rect>";
   }
   if (deadline_us > 0.0) {
     const double xx = margin_l + deadline_us / hi * plot_w;
@@ -435,12 +490,12 @@ std::string make_report(const report_request& req) {
   const std::string results_path = (dir / "results.csv").string();
   const std::string summary_path = (dir / "summary.json").string();
   const std::string timing_path = (dir / "timing.csv").string();
-  // summary.json first: a folder without one holds no finished run (docs/results.md).
-  COSIM_INPUT_CHECK(fs::exists(summary_path), errc::io,
-                    summary_path +
-                        ": missing; a finished cosim run writes it (a run that could "
-                        "not store its results has none)");
-  const json_value summary = read_summary(summary_path);
+  // A folder without summary.json holds a run that did not finish (killed, crashed, power
+  // cut): exactly when one wants the plots. Show what results.csv holds and say so.
+  const bool finished = fs::exists(summary_path);
+  json_value summary;
+  summary.k = jkind::object;
+  if (finished) summary = read_summary(summary_path);
   const csv_table res = read_csv(results_path);
   COSIM_INPUT_CHECK(!res.columns.empty() && res.columns[0] == "t", errc::io,
                     results_path + ": the first column must be the time t");
@@ -480,17 +535,44 @@ std::string make_report(const report_request& req) {
   h += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>cosim report: " +
        escape(req.dir) + "</title><style>" + style + "</style></head><body>\n";
   h += "<h1>cosim report: " + escape(req.dir) + "</h1>\n";
-  h += "<p><span class=\"status " + std::string(status == "completed" ? "completed" : "stopped") +
-       "\" id=\"status\">" + escape(status) + " (" + escape(stop_reason) +
-       ") at t = " + num(stop_time) + " s</span></p>\n";
+  if (finished)
+    h += "<p><span class=\"status " + std::string(status == "completed" ? "completed" : "stopped") +
+         "\" id=\"status\">" + escape(status) + " (" + escape(stop_reason) +
+         ") at t = " + num(stop_time) + " s</span></p>\n";
+  else
+    h += "<p><span class=\"status stopped\" id=\"status\">did not finish: " + escape(summary_path) +
+         " is missing (the run was killed or crashed before writing it); the plots show the " +
+         std::to_string(res.rows.size()) +
+         " rows results.csv holds, up to t = " + num(t.empty() ? NAN : t.back()) +
+         " s</span></p>\n";
   if (const std::string msg = string_at(summary, "message"); !msg.empty())
     h += "<p id=\"message\">" + escape(msg) + "</p>\n";
-  h += "<p>mode " + escape(string_at(summary, "mode")) + ", " +
-       num(number_at(summary, {"macro_steps"}).value_or(0)) + " macro steps, simulated " +
-       num(number_at(summary, {"sim_time_s"}).value_or(NAN)) + " s in " +
-       num(number_at(summary, {"wall_time_s"}).value_or(NAN)) + " s wall (real-time factor " +
-       num(number_at(summary, {"real_time_factor"}).value_or(NAN)) + "); " +
-       std::to_string(res.rows.size()) + " rows in " + escape(results_path) + "</p>\n";
+  if (!finished)
+    std::fprintf(
+        stderr,
+        "cosim: warning: %s is missing: the run did not finish; reporting the %zu rows of %s\n",
+        summary_path.c_str(), res.rows.size(), results_path.c_str());
+  else
+    h += "<p>mode " + escape(string_at(summary, "mode")) + ", " +
+         num(number_at(summary, {"macro_steps"}).value_or(0)) + " macro steps, simulated " +
+         num(number_at(summary, {"sim_time_s"}).value_or(NAN)) + " s in " +
+         num(number_at(summary, {"wall_time_s"}).value_or(NAN)) + " s wall (real-time factor " +
+         num(number_at(summary, {"real_time_factor"}).value_or(NAN)) + "); " +
+         std::to_string(res.rows.size()) + " rows in " + escape(results_path) + "</p>\n";
+  // Which software ran where and when (summary.json's provenance; absent in older summaries).
+  if (const json_value* sw = summary.find("software")) {
+    const json_value* host = summary.find("host");
+    const auto field = [](const json_value* o, const char* k) {
+      const json_value* v = o != nullptr ? o->find(k) : nullptr;
+      return v != nullptr ? text_of(*v) : std::string("?");
+    };
+    h += "<p id=\"provenance\">cosim " + escape(field(sw, "version")) + " (commit " +
+         escape(field(sw, "commit")) + ", " + escape(field(sw, "build_type")) + ", " +
+         escape(field(sw, "compiler")) + ") on " + escape(field(host, "hostname")) + " (kernel " +
+         escape(field(host, "kernel")) + ", PREEMPT_RT " + escape(field(host, "preempt_rt")) +
+         ", " + escape(field(host, "cpu_model")) + "), started " +
+         escape(string_at(summary, "started_at")) + "</p>\n";
+  }
   // summary.json counts the rows the run wrote: fewer in results.csv means the file was cut
   // (a copy interrupted, a disk that filled later) or edited, and the plots end early.
   if (const std::optional<double> rows = number_at(summary, {"rows"});

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "commands.hpp"
+#include "cosim/rt_config/plugin.hpp"
 #include "cosim/rt_config/type_registry.hpp"
 #include "cosim/runtime/json_writer.hpp"
 
@@ -121,11 +122,18 @@ command add_types_command(CLI::App& app) {
       "([subsystems.NAME] type = ..., [[initialization]] type = ...). With NAME: its\n"
       "parameters (unit, default, range), integrators, default step, and ports.");
   types->add_option("name", *name, "A type, e.g. crane.multibody");
-  return {types, [name] {
+  auto plugins = std::make_shared<std::vector<std::string>>();
+  types
+      ->add_option("--plugin", *plugins,
+                   "Load a plugin's types first (a shared library as a system file's "
+                   "plugins = [...] names; repeatable)")
+      ->type_name("PATH");
+  return {types, [name, plugins] {
+            for (const auto& p : *plugins) config::load_plugin(p, "--plugin");
             if (name->empty()) {
               std::printf("subsystem types:\n");
-              for (const auto& t : config::subsystem_types())
-                std::printf("  %-24s %s\n", t.name.c_str(), t.description.c_str());
+              for (const config::subsystem_type* t : config::all_subsystem_types())
+                std::printf("  %-24s %s\n", t->name.c_str(), t->description.c_str());
               std::printf("initialisation steps ([[initialization]]):\n");
               for (const auto& t : config::init_types())
                 std::printf("  %-24s %s\n", t.name.c_str(), t.description.c_str());
@@ -141,7 +149,8 @@ command add_types_command(CLI::App& app) {
               return 0;
             }
             std::string known;
-            for (const auto& t : config::subsystem_types()) known += " " + t.name;
+            for (const config::subsystem_type* t : config::all_subsystem_types())
+              known += " " + t->name;
             for (const auto& t : config::init_types()) known += " " + t.name;
             std::fprintf(stderr, "cosim types: unknown type \"%s\" (known:%s)\n", name->c_str(),
                          known.c_str());

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "cosim/fmi/fmu_subsystem.hpp"
-#include "fmu_api.hpp"
+#include "fmu_instance.hpp"
 
 namespace cosim::fmi {
 
@@ -14,8 +14,7 @@ fmu_subsystem::partial_gap fmu_subsystem::missing_for_partial(std::size_t o,
                                                               std::size_t i) const noexcept {
   const model_description& md = fmu_->file().md;
   if (!md.cosim || !md.cosim->provides_directional_derivatives) return partial_gap::undeclared;
-  if (major_ == 2 ? api_->get_directional2 == nullptr : api_->get_directional3 == nullptr)
-    return partial_gap::not_exported;
+  if (!inst_->has_directional()) return partial_gap::not_exported;
   const auto continuous_real = [](const variable& v) {
     return v.type == var_type::real && v.variab == variability::continuous && !v.is_array;
   };
@@ -30,8 +29,7 @@ bool fmu_subsystem::provides_partial(std::size_t o, std::size_t i) const noexcep
 
 std::string fmu_subsystem::partial_refusal(std::size_t o, std::size_t i) const {
   const model_description& md = fmu_->file().md;
-  const char* flag =
-      major_ == 2 ? "providesDirectionalDerivative" : "providesDirectionalDerivatives";
+  const char* flag = names_->directional_flag;
   const auto not_real = [&](std::size_t k) {
     return "FMU '" + where_ + "': '" + md.variables[k].name +
            "' is not a continuous Real (Float64) scalar, which directional derivatives need";
@@ -41,7 +39,7 @@ std::string fmu_subsystem::partial_refusal(std::size_t o, std::size_t i) const {
       return "FMU '" + where_ + "' does not declare " + flag + " in its modelDescription.xml";
     case partial_gap::not_exported:
       return "FMU '" + where_ + "' declares " + flag + ", but its binary does not export " +
-             (major_ == 2 ? "fmi2GetDirectionalDerivative" : "fmi3GetDirectionalDerivative");
+             names_->get_directional;
     case partial_gap::output_type:
       return not_real(output_var_[o]);
     case partial_gap::input_type:
@@ -65,22 +63,13 @@ double fmu_subsystem::do_output_partial(std::size_t o, std::size_t i) noexcept {
   const std::uint32_t in = md.variables[input_var_[i]].value_reference;
   const double seed = 1.0;
   double d = nan;
-  const int st =
-      major_ == 2
-          ? static_cast<int>(api_->get_directional2(instance_, &out, 1, &in, 1, &seed, &d))
-          : static_cast<int>(api_->get_directional3(instance_, &out, 1, &in, 1, &seed, 1, &d, 1));
-  const char* fn = major_ == 2 ? "fmi2GetDirectionalDerivative" : "fmi3GetDirectionalDerivative";
+  const int st = inst_->get_directional(out, in, seed, &d);
   if (st > fmi2Warning) {
-    if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
-    (void)fail(st == fmi2Discard ? fmu_stop::discarded : fmu_stop::failed, fn, st,
-               fmu_time(comm_t_));
+    (void)fail_call(names_->get_directional, st, fmu_time(comm_t_));
     return nan;
   }
   if (!std::isfinite(d))
-    (void)fail(fmu_stop::failed,
-               major_ == 2 ? "fmi2GetDirectionalDerivative gave a non-finite derivative"
-                           : "fmi3GetDirectionalDerivative gave a non-finite derivative",
-               no_fmu_status, fmu_time(comm_t_));
+    (void)fail(fmu_stop::failed, names_->nonfinite_partial, no_fmu_status, fmu_time(comm_t_));
   return d;
 }
 

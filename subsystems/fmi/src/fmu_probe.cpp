@@ -7,9 +7,8 @@
 #include <vector>
 
 #include "cosim/fmi/fmu_subsystem.hpp"
-#include "cosim/fmi/status.hpp"
 #include "cosim/runtime/json_writer.hpp"
-#include "fmu_api.hpp"
+#include "fmu_instance.hpp"
 
 namespace cosim::fmi {
 
@@ -38,27 +37,19 @@ fmu_subsystem::probe_result fmu_subsystem::probe_feedthrough() {
   }
   const auto check = [&](int st, const char* call) {
     if (st <= fmi2Warning) return;
-    if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
-    throw_error(std::string(call) + " (feedthrough probe) returned " +
-                (major_ >= 3 ? status_name(static_cast<fmi3Status>(st))
-                             : status_name(static_cast<fmi2Status>(st))));
+    note_status(st);
+    throw_error(std::string(call) + " (feedthrough probe) returned " + inst_->status_text(st));
   };
   const auto get = [&](const std::uint32_t* vrs, std::size_t n, double* dst) {
-    check(major_ == 2 ? static_cast<int>(api_->get_real2(instance_, vrs, n, dst))
-                      : static_cast<int>(api_->get_float64(instance_, vrs, n, dst, n)),
-          major_ == 2 ? "fmi2GetReal" : "fmi3GetFloat64");
+    check(inst_->get_real(vrs, n, dst), names_->get_real);
   };
   const auto set = [&](std::uint32_t vr, double v) {
-    check(major_ == 2 ? static_cast<int>(api_->set_real2(instance_, &vr, 1, &v))
-                      : static_cast<int>(api_->set_float64(instance_, &vr, 1, &v, 1)),
-          major_ == 2 ? "fmi2SetReal" : "fmi3SetFloat64");
+    check(inst_->set_real(&vr, 1, &v), names_->set_real);
   };
   // The FMU's state, where it can save it: a model may react to a set itself.
   void* state = nullptr;
   if (do_can_save_state()) {
-    check(major_ == 2 ? static_cast<int>(api_->get_fmu_state2(instance_, &state))
-                      : static_cast<int>(api_->get_fmu_state3(instance_, &state)),
-          major_ == 2 ? "fmi2GetFMUstate" : "fmi3GetFMUState");
+    check(inst_->get_state(&state), names_->get_state);
   }
   std::vector<double> y0(out_vrs.size()), y1(out_vrs.size());
   get(out_vrs.data(), out_vrs.size(), y0.data());
@@ -79,13 +70,8 @@ fmu_subsystem::probe_result fmu_subsystem::probe_feedthrough() {
               (moved.empty() ? "no output moved" : "moved " + moved);
   }
   if (state != nullptr) {
-    check(major_ == 2 ? static_cast<int>(api_->set_fmu_state2(instance_, state))
-                      : static_cast<int>(api_->set_fmu_state3(instance_, state)),
-          major_ == 2 ? "fmi2SetFMUstate" : "fmi3SetFMUState");
-    if (major_ == 2)
-      (void)api_->free_fmu_state2(instance_, &state);
-    else
-      (void)api_->free_fmu_state3(instance_, &state);
+    check(inst_->set_state(state), names_->set_state);
+    (void)inst_->free_state(&state);
   } else {
     r.text += " (the FMU cannot save its state: the inputs were restored, nothing else)";
   }

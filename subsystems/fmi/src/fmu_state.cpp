@@ -5,24 +5,13 @@
 #include <string>
 
 #include "cosim/fmi/fmu_subsystem.hpp"
-#include "cosim/fmi/status.hpp"
-#include "fmu_api.hpp"
+#include "fmu_instance.hpp"
 
 namespace cosim::fmi {
 
-namespace {
-
-// FMI 2 and 3 number their statuses alike up to Fatal.
-const char* status_text(int major, int s) noexcept {
-  return major >= 3 ? status_name(static_cast<fmi3Status>(s))
-                    : status_name(static_cast<fmi2Status>(s));
-}
-
-}  // namespace
-
 std::string fmu_subsystem::state_refusal() const {
   const bool declared = description().cosim && description().cosim->can_get_and_set_fmu_state;
-  const char* flag = major_ == 2 ? "canGetAndSetFMUstate" : "canGetAndSetFMUState";
+  const char* flag = names_->state_flag;
   if (!declared)
     return "FMU '" + where_ + "' does not declare " + flag +
            " in its modelDescription.xml (it cannot save and restore its state)";
@@ -42,17 +31,14 @@ void fmu_subsystem::do_prepare_state() {
   if (phase_ != phase::instantiated && phase_ != phase::initialized)
     throw_error("cannot save its state: the FMU is not running");
   // *state == NULL: the FMU allocates the state here, before the run; saves reuse it.
-  const int st = major_ == 2 ? static_cast<int>(api_->get_fmu_state2(instance_, &fmu_state_))
-                             : static_cast<int>(api_->get_fmu_state3(instance_, &fmu_state_));
+  const int st = inst_->get_state(&fmu_state_);
   if (st > fmi2Warning) {
-    if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
-    throw_error(std::string(major_ == 2 ? "fmi2GetFMUstate" : "fmi3GetFMUState") +
+    note_status(st);
+    throw_error(std::string(names_->get_state) +
                 " (allocating the state for iterative coupling) returned " +
-                status_text(major_, st));
+                inst_->status_text(st));
   }
-  if (fmu_state_ == nullptr)
-    throw_error(std::string(major_ == 2 ? "fmi2GetFMUstate" : "fmi3GetFMUState") +
-                " returned no state");
+  if (fmu_state_ == nullptr) throw_error(std::string(names_->get_state) + " returned no state");
 }
 
 bool fmu_subsystem::do_save_state() noexcept {
@@ -60,14 +46,10 @@ bool fmu_subsystem::do_save_state() noexcept {
   if (end_pending_) return refuse_step();
   if (phase_ != phase::initialized || stop_ != fmu_stop::none || fmu_state_ == nullptr)
     return false;
-  const int st = major_ == 2 ? static_cast<int>(api_->get_fmu_state2(instance_, &fmu_state_))
-                             : static_cast<int>(api_->get_fmu_state3(instance_, &fmu_state_));
+  const int st = inst_->get_state(&fmu_state_);
   if (st > fmi2Warning) {
-    if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
-    return fail(fmu_stop::failed,
-                major_ == 2 ? "fmi2GetFMUstate (saving the state for iterative coupling)"
-                            : "fmi3GetFMUState (saving the state for iterative coupling)",
-                st, fmu_time(comm_t_));
+    note_status(st);
+    return fail(fmu_stop::failed, names_->save_state, st, fmu_time(comm_t_));
   }
   std::copy(values_.begin(), values_.end(), saved_values_.begin());
   saved_t_ = comm_t_;
@@ -77,14 +59,10 @@ bool fmu_subsystem::do_save_state() noexcept {
 bool fmu_subsystem::do_restore_state() noexcept {
   if (phase_ != phase::initialized || stop_ != fmu_stop::none || fmu_state_ == nullptr)
     return false;
-  const int st = major_ == 2 ? static_cast<int>(api_->set_fmu_state2(instance_, fmu_state_))
-                             : static_cast<int>(api_->set_fmu_state3(instance_, fmu_state_));
+  const int st = inst_->set_state(fmu_state_);
   if (st > fmi2Warning) {
-    if (st >= fmi2Error) phase_ = st == fmi2Fatal ? phase::fatal : phase::error;
-    return fail(fmu_stop::failed,
-                major_ == 2 ? "fmi2SetFMUstate (rolling back for iterative coupling)"
-                            : "fmi3SetFMUState (rolling back for iterative coupling)",
-                st, fmu_time(saved_t_));
+    note_status(st);
+    return fail(fmu_stop::failed, names_->restore_state, st, fmu_time(saved_t_));
   }
   std::copy(saved_values_.begin(), saved_values_.end(), values_.begin());
   comm_t_ = saved_t_;

@@ -18,7 +18,7 @@ T to_type(double v) noexcept {
     return static_cast<T>(v);
   } else {
     if (!(v == v)) return T{0};
-    // Ties away from zero, as every integer input of an FMU (fmu_subsystem.cpp's to_int32).
+    // Ties away from zero, as every integer input of an FMU (to_int32 in fmu_typed_values.hpp).
     const double r = std::round(v);
     // (double)max may round up to 2^bits: >= catches it before the cast would overflow.
     if (r >= static_cast<double>(std::numeric_limits<T>::max()))
@@ -195,7 +195,8 @@ std::string typed_value_problem(var_type type, int major, double v) {
   return "";
 }
 
-double typed_as_sent(var_type type, int major, double v) noexcept {
+template <int Major>
+double typed_as_sent(var_type type, double v) noexcept {
   switch (type) {
     case var_type::float32:
       return static_cast<double>(to_type<fmi3Float32>(v));
@@ -214,16 +215,19 @@ double typed_as_sent(var_type type, int major, double v) noexcept {
     case var_type::uint64:
       return static_cast<double>(to_type<fmi3UInt64>(v));
     case var_type::enumeration:
-      return major == 2 ? static_cast<double>(to_type<fmi2Integer>(v))
-                        : static_cast<double>(to_type<fmi3Int64>(v));
+      if constexpr (Major == 2)
+        return static_cast<double>(to_type<fmi2Integer>(v));
+      else
+        return static_cast<double>(to_type<fmi3Int64>(v));
     default:
       return v;
   }
 }
 
-int typed_get(const fmu_subsystem::api& a, int major, void* instance, typed_group& g, double* dst,
+template <int Major>
+int typed_get(const fmu_subsystem::api& a, void* instance, typed_group& g, double* dst,
               const char*& call) noexcept {
-  call = names_of(major, g.type).get;
+  call = names_of(Major, g.type).get;
   switch (g.type) {
     case var_type::float32:
       return get_as<fmi3Float32>(a.get_float32, instance, g, dst);
@@ -242,16 +246,19 @@ int typed_get(const fmu_subsystem::api& a, int major, void* instance, typed_grou
     case var_type::uint64:
       return get_as<fmi3UInt64>(a.get_uint64, instance, g, dst);
     case var_type::enumeration:
-      return major == 2 ? get_as<fmi2Integer>(a.get_integer2, instance, g, dst)
-                        : get_as<fmi3Int64>(a.get_int64, instance, g, dst);
+      if constexpr (Major == 2)
+        return get_as<fmi2Integer>(a.get_integer2, instance, g, dst);
+      else
+        return get_as<fmi3Int64>(a.get_int64, instance, g, dst);
     default:
       return fmi2Error;
   }
 }
 
-int typed_set(const fmu_subsystem::api& a, int major, void* instance, typed_group& g,
-              const double* src, bool all, const char*& call) noexcept {
-  call = names_of(major, g.type).set;
+template <int Major>
+int typed_set(const fmu_subsystem::api& a, void* instance, typed_group& g, const double* src,
+              bool all, const char*& call) noexcept {
+  call = names_of(Major, g.type).set;
   switch (g.type) {
     case var_type::float32:
       return set_as<fmi3Float32>(a.set_float32, instance, g, src, all);
@@ -270,11 +277,25 @@ int typed_set(const fmu_subsystem::api& a, int major, void* instance, typed_grou
     case var_type::uint64:
       return set_as<fmi3UInt64>(a.set_uint64, instance, g, src, all);
     case var_type::enumeration:
-      return major == 2 ? set_as<fmi2Integer>(a.set_integer2, instance, g, src, all)
-                        : set_as<fmi3Int64>(a.set_int64, instance, g, src, all);
+      if constexpr (Major == 2)
+        return set_as<fmi2Integer>(a.set_integer2, instance, g, src, all);
+      else
+        return set_as<fmi3Int64>(a.set_int64, instance, g, src, all);
     default:
       return fmi2Error;
   }
 }
+
+// The two versions, one adapter each (fmi2_instance.cpp, fmi3_instance.cpp).
+template double typed_as_sent<2>(var_type, double) noexcept;
+template double typed_as_sent<3>(var_type, double) noexcept;
+template int typed_get<2>(const fmu_subsystem::api&, void*, typed_group&, double*,
+                          const char*&) noexcept;
+template int typed_get<3>(const fmu_subsystem::api&, void*, typed_group&, double*,
+                          const char*&) noexcept;
+template int typed_set<2>(const fmu_subsystem::api&, void*, typed_group&, const double*, bool,
+                          const char*&) noexcept;
+template int typed_set<3>(const fmu_subsystem::api&, void*, typed_group&, const double*, bool,
+                          const char*&) noexcept;
 
 }  // namespace cosim::fmi

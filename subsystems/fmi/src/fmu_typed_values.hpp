@@ -3,8 +3,10 @@
 // Enumeration as Int64) and FMI 2.0 Enumeration (as Integer): exchanged as doubles, one
 // get/set call per type (private to subsystems/fmi/src). Real, Integer/Int32 and Boolean
 // keep their own paths in fmu_subsystem.cpp.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,14 @@
 #include "cosim/fmi/model_description.hpp"
 
 namespace cosim::fmi {
+
+/// v as an Integer / Int32: rounded to nearest, ties away from zero, saturated (NaN -> 0).
+[[nodiscard]] inline std::int32_t to_int32(double v) noexcept {
+  if (!(v == v)) return 0;
+  if (v >= 2147483647.0) return std::numeric_limits<std::int32_t>::max();
+  if (v <= -2147483648.0) return std::numeric_limits<std::int32_t>::min();
+  return static_cast<std::int32_t>(std::lround(v));
+}
 
 /// True for the types this file exchanges (see above).
 [[nodiscard]] constexpr bool is_typed_other(var_type t) noexcept {
@@ -31,19 +41,25 @@ void add_typed(std::vector<typed_group>& groups, var_type type, std::uint32_t vr
 /// Float32): "is not an integer", "is outside the Int8 range -128 .. 127".
 [[nodiscard]] std::string typed_value_problem(var_type type, int major, double v);
 
+// The value and call functions take the FMI major version (2 or 3) as a template argument:
+// each adapter instantiates its own, so no version is tested while running.
+
 /// v as the FMU receives it in `type`: what typed_set sends for v, as a double.
-[[nodiscard]] double typed_as_sent(var_type type, int major, double v) noexcept;
+template <int Major>
+[[nodiscard]] double typed_as_sent(var_type type, double v) noexcept;
 
 /// Gets the group's values and writes value j to dst[slots[j]]. Returns the FMI status;
 /// `call` names the function. Allocation-free.
-int typed_get(const fmu_subsystem::api& a, int major, void* instance, typed_group& g, double* dst,
+template <int Major>
+int typed_get(const fmu_subsystem::api& a, void* instance, typed_group& g, double* dst,
               const char*& call) noexcept;
 
 /// Sends value src[slots[j]] of each entry whose bits differ from the last sent (every entry
 /// when `all`), converted to the type: integers rounded to nearest, ties away from zero (as
 /// Integer/Int32 inputs and Booleans), and saturated at the type's range (NaN -> 0),
 /// Float32 rounded. Returns the FMI status. Allocation-free.
-int typed_set(const fmu_subsystem::api& a, int major, void* instance, typed_group& g,
-              const double* src, bool all, const char*& call) noexcept;
+template <int Major>
+int typed_set(const fmu_subsystem::api& a, void* instance, typed_group& g, const double* src,
+              bool all, const char*& call) noexcept;
 
 }  // namespace cosim::fmi

@@ -9,12 +9,14 @@
 #include <unistd.h>
 #include <zip.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <vector>
 
 #include "cosim/runtime/errno_text.hpp"
@@ -118,8 +120,18 @@ bool zip_archive::is_symlink(std::uint64_t i) const {
 }
 
 void zip_archive::check_entry_names(std::string_view what) const {
+  // Entry name (with '\\' read as '/', as unpacking does) -> its first index.
+  std::map<std::string, std::uint64_t> seen;
   for (std::uint64_t i = 0; i < size(); ++i) {
     const std::string n = name(i);
+    std::string key = n;
+    std::replace(key.begin(), key.end(), '\\', '/');
+    if (const auto [it, fresh] = seen.emplace(key, i); !fresh)
+      // A packer that appended a file twice: unpacked, the second copy would fail to write
+      // ("File exists"); which copy the tool meant cannot be told.
+      fail("refused: archive entry \"" + n + "\" appears twice (entries " +
+           std::to_string(it->second + 1) + " and " + std::to_string(i + 1) + " of " +
+           std::to_string(size()) + "); repack it with each file once");
     const std::string why = unsafe_entry_reason(n);
     if (!why.empty())
       fail("refused: archive entry \"" + n + "\" " + why + " (" + std::string(what) +

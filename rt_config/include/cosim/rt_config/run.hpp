@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cosim/rt_config/provenance.hpp"
 #include "cosim/rt_config/scenario.hpp"
 #include "cosim/runtime/executor.hpp"
 
@@ -37,6 +38,8 @@ struct run_report {
   run_outcome outcome;
   std::string results_csv;
   std::string summary_json;
+  std::string started_at;  // UTC, ISO 8601: when the executor was started
+  host_info host;          // the machine the run ran on (provenance.hpp)
 };
 
 /// Throws cosim::error (config_*) on bad input before the results folder is touched, and

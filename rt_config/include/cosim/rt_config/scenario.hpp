@@ -104,7 +104,8 @@ struct realtime_config {
 
 struct scenario {
   std::string file;
-  std::string model;                           // model.name
+  std::vector<std::string> plugins;  // plugins = [...]: absolute paths, loaded (plugin.hpp)
+  std::string model;                 // model.name
   std::map<std::string, std::string> options;  // model-specific choices (model.*)
   std::map<std::string, double> params;        // model-specific numbers (model.*)
   run_config run;

@@ -99,7 +99,10 @@ struct init_type {
   std::function<void(const std::map<std::string, param_set*>& by_role)> apply;
 };
 
+/// The built-in types.
 const std::vector<subsystem_type>& subsystem_types();
+/// The built-in types and those registered since (plugin.hpp), in that order.
+std::vector<const subsystem_type*> all_subsystem_types();
 const subsystem_type* find_subsystem_type(const std::string& name);
 const std::vector<init_type>& init_types();
 const init_type* find_init_type(const std::string& name);

@@ -27,19 +27,29 @@ enum class scheme_kind { jacobi, gauss_seidel };
   return s == scheme_kind::jacobi ? "jacobi" : "gauss-seidel";
 }
 
+/// How iteration k's residual r_k = y_k - u_k updates the iterate (run.relaxation).
+enum class relaxation_kind {
+  constant,  // u_{k+1} = u_k + omega r_k
+  aitken,    // the same with Aitken's dynamic omega
+  iqn,       // interface quasi-Newton, IQN-ILS (fixed_point.hpp)
+};
+
 /// Iterative co-simulation (000 Sect. 2.3, Fig. 8), offline only: every macro step becomes
 /// a fixed-point iteration on the coupling variables at t_n + H, with rollback of every
 /// subsystem (subsystem::save_state). Iteration k restores the states at t_n, advances with
 /// the inputs interpolated between the sample at t_n and the current iterate u_k at
-/// t_n + H, and updates u_{k+1} = u_k + omega (y_k - u_k) (relaxation; Aitken's dynamic
-/// omega if `aitken`). Converged when |y_k - u_k| <= abs_tol + rel_tol |y_k| for every
-/// connection. max_iterations = 1 is the plain non-iterative scheme.
+/// t_n + H, and updates the iterate from the residual r_k = y_k - u_k (relaxation_kind).
+/// Converged when |y_k - u_k| <= abs_tol + rel_tol |y_k| for every connection.
+/// max_iterations = 1 is the plain non-iterative scheme.
 struct iteration_options {
   int max_iterations = 1;
   double rel_tol = 1e-6;
   double abs_tol = 1e-9;
-  double omega = 1.0;  // constant relaxation, or Aitken's initial omega
-  bool aitken = false;
+  /// Constant relaxation; Aitken's initial omega; quasi-Newton's omega while it has no
+  /// secant yet (the first iteration of the run, or of every step with iqn_reuse = 0).
+  double omega = 1.0;
+  relaxation_kind relaxation = relaxation_kind::constant;
+  int iqn_reuse = 8;  // quasi-Newton: past macro steps whose secants are kept
   bool stop_on_no_convergence = false;
   [[nodiscard]] bool enabled() const noexcept { return max_iterations > 1; }
 };

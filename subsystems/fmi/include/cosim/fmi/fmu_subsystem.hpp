@@ -1,6 +1,12 @@
 #pragma once
 // An FMI 2.0 / 3.0 co-simulation FMU as a cosim::subsystem.
 //
+// Code: construction and life cycle in src/fmu_subsystem.cpp, parameters in
+// fmu_parameters.cpp, the run (inputs, steps, outputs, stops) in fmu_step.cpp, rollback in
+// fmu_state.cpp, partial derivatives in fmu_partials.cpp, the feedthrough probe in
+// fmu_probe.cpp. Every FMI call goes through one instance interface (src/fmu_instance.hpp)
+// with an adapter per version (fmi2_instance.cpp, fmi3_instance.cpp).
+//
 // Ports: the FMU's scalar input and output variables of type Real/Float64, Integer/Int32 or
 // Boolean (as doubles; booleans 0/1), with their units, role signal; an output is direct
 // feedthrough when ModelStructure says it depends on an input (or lists no dependencies).
@@ -70,6 +76,9 @@
 #include "cosim/runtime/subsystem.hpp"
 
 namespace cosim::fmi {
+
+class fmu_instance;  // one instance behind a version's adapter (src/fmu_instance.hpp)
+struct fmi_names;
 
 /// A parameter value for the variable md.variables[variable] (integers and booleans as
 /// doubles; a String parameter's in `text`).
@@ -188,6 +197,18 @@ class fmu_subsystem final : public subsystem {
   void log_message(int status, const char* category, const char* text) noexcept;
 
  private:
+  // The adapters drive the version's step protocol and report through fail() and
+  // end_simulation(); fmu_instance forwards those to them (fmu_subsystem.cpp).
+  friend class fmu_instance;
+
+  // The constructor's steps, in order (fmu_subsystem.cpp, fmu_parameters.cpp).
+  void check_variables(const model_description& md);
+  void check_binary(const model_description& md);
+  void add_ports(const model_description& md);
+  void check_typed_functions(const model_description& md);
+  void instantiate_fmu();
+  void take_parameters(const std::vector<parameter_value>& parameters);
+
   void do_initialize(time_point t0) override;
   void do_start(stop_source& stop) override;
   void do_stop(bool fail_safe) noexcept override;
@@ -222,18 +243,14 @@ class fmu_subsystem final : public subsystem {
   void build_fetch_groups();
   bool get_values() noexcept;
   bool get_values_all() noexcept;
-  bool step_fmi2(double tc, double h) noexcept;
-  bool step_fmi2_failed(fmi2Status st, double tc, double h) noexcept;
-  bool step_fmi3(double tc, double h) noexcept;
-  /// After the first doStep of step_fmi3 reported anything but a plain full step.
-  bool step_fmi3_rest(double tc, double h, int st0, bool event0, bool terminate0, bool early0,
-                      double last0) noexcept;
   bool fail_stop_time(time_point t, duration h) noexcept;
-  /// FMI 3 event mode until the discrete states settle, then step mode (entering event mode
-  /// first when coming from step mode).
-  bool settle_events(double t, bool from_step_mode) noexcept;
   /// Records why the run stops (first cause only); returns false for `return fail(...)`.
   bool fail(fmu_stop kind, const char* what, int status, double t) noexcept;
+  /// A call that returned `st` > Warning: the error state it leaves, and fail() (discarded
+  /// for fmiDiscard, else failed).
+  bool fail_call(const char* call, int st, double t) noexcept;
+  /// After a call that returned `st`: fmiError / fmiFatal leave the instance in that state.
+  void note_status(int st) noexcept;
   /// The FMU asked to end the simulation at FMU time `last` (`what`: how it said so). True
   /// if that is the end of the macro step being computed: the step is complete, its values
   /// stand, and the run ends at the next step (model_end raised there).
@@ -255,9 +272,10 @@ class fmu_subsystem final : public subsystem {
 
   std::shared_ptr<loaded_fmu> fmu_;
   std::unique_ptr<api> api_;
-  void* instance_ = nullptr;
-  const std::string& where_;  // the FMU's path, for messages
-  int major_ = 2;
+  std::unique_ptr<fmu_instance> inst_;  // the version's adapter, holding the instance
+  const fmi_names* names_ = nullptr;    // its functions' names, for messages
+  const std::string& where_;            // the FMU's path, for messages
+  int major_ = 2;                       // for type names in messages
   bool event_mode_used_ = false;
   bool early_return_allowed_ = false;
   bool counted_instance_ = false;
@@ -291,11 +309,10 @@ class fmu_subsystem final : public subsystem {
   std::vector<std::uint32_t> send_vrs_;
   std::vector<double> in_real_buf_;
   std::vector<std::int32_t> in_int_buf_;
-  std::vector<int> in_bool2_buf_;         // fmi2Boolean
-  std::unique_ptr<bool[]> in_bool3_buf_;  // fmi3Boolean (std::vector<bool> has no data())
-  bool inputs_sent_ = false;              // the first set sends every connected input
-  bool inputs_held_ = false;              // every connected input is zero-order hold
-  bool any_input_ = false;                // some input is connected
+  std::vector<char> in_bool_buf_;  // 0/1; the adapter converts to its version's type
+  bool inputs_sent_ = false;       // the first set sends every connected input
+  bool inputs_held_ = false;       // every connected input is zero-order hold
+  bool any_input_ = false;         // some input is connected
   bool any_feedthrough_ = false;
 
   // Recorded values (outputs and locals) and where each output port reads from. all_*
@@ -309,8 +326,7 @@ class fmu_subsystem final : public subsystem {
   value_group out_real_, out_int_, out_bool_;
   std::vector<double> out_real_buf_;
   std::vector<std::int32_t> out_int_buf_;
-  std::vector<int> out_bool2_buf_;
-  std::unique_ptr<bool[]> out_bool3_buf_;
+  std::vector<char> out_bool_buf_;
   std::vector<std::size_t> output_slot_;  // port -> values_ index
   std::vector<std::size_t> output_var_;   // port -> variable index
 
@@ -344,7 +360,6 @@ class fmu_subsystem final : public subsystem {
   std::string last_log_;  // the last warning or error the FMU logged, for exceptions
   std::array<char, 240> last_error_text_{};  // the last error it logged, for the stop reason
   std::uint64_t reported_drops_ = 0;
-  std::unique_ptr<const fmi2CallbackFunctions> fmi2_callbacks_;  // outlives the instance
 };
 
 }  // namespace cosim::fmi
