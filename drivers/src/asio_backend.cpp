@@ -49,6 +49,8 @@ class asio_backend final : public udp_backend {
 
   const char* kind() const noexcept override { return "asio"; }
   std::uint16_t local_port() const noexcept override { return port_; }
+  int socket_fd() const noexcept override { return fd_; }
+  std::uint64_t kernel_drops() const noexcept override { return socket_drops(fd_); }
 
   void run(datagram_handler& handler) override {
     handler_ = &handler;

@@ -95,7 +95,7 @@ std::size_t encode(const bench_message& m, std::span<std::byte> out) noexcept {
   }
   put_le(out, off_version, protocol_version);
   put_le(out, off_type, static_cast<std::uint8_t>(m.type));
-  put_le(out, off_flags, std::uint16_t{0});
+  put_le(out, off_flags, static_cast<std::uint16_t>(m.flags & known_flags));
   put_le(out, off_sequence, m.sequence);
   put_le(out, off_timestamp, m.timestamp_ns);
   put_le(out, off_channel_count, m.channel_count);
@@ -146,6 +146,7 @@ decode_status decode(std::span<const std::byte> in, bench_message& out) noexcept
   m.sequence = get_le<std::uint32_t>(in, off_sequence);
   m.timestamp_ns = get_le<std::uint64_t>(in, off_timestamp);
   m.channel_count = channel_count;
+  m.flags = static_cast<std::uint16_t>(get_le<std::uint16_t>(in, off_flags) & known_flags);
   for (std::size_t i = 0; i < channel_count; ++i) {
     m.channels[i] =
         std::bit_cast<double>(get_le<std::uint64_t>(in, off_channels + channel_size * i));

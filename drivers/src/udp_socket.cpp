@@ -1,8 +1,11 @@
 // Address parsing and the socket set-up shared by the UDP backends.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/sock_diag.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <array>
 
 #include <cerrno>
 #include <charconv>
@@ -52,6 +55,17 @@ int open_udp_socket(const sockaddr_in& addr, const std::string& what) {
                                         (e == EADDRINUSE ? " (port already in use)" : ""));
   }
   return fd;
+}
+
+std::uint64_t socket_drops(int fd) noexcept {
+  // SK_MEMINFO_DROPS is the same sk_drops counter SO_RXQ_OVFL attaches to each datagram;
+  // reading it here keeps both backends' receive paths unchanged.
+  std::array<std::uint32_t, SK_MEMINFO_VARS> info{};
+  socklen_t len = sizeof info;
+  if (fd < 0 || ::getsockopt(fd, SOL_SOCKET, SO_MEMINFO, info.data(), &len) != 0 ||
+      len < sizeof(std::uint32_t) * (SK_MEMINFO_DROPS + 1))
+    return 0;
+  return info[SK_MEMINFO_DROPS];
 }
 
 bool uring_available() noexcept {

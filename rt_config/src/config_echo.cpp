@@ -71,6 +71,9 @@ void write_runtime_config_json(json_writer& j, const scenario& sc) {
       per_channel("safe_value", [](const drivers::channel_config& c) { return c.safe_value; });
       j.key("safe_repeats").value(d.safe_repeats);
     }
+    // The key file's path, never the key: the summary must not carry the secret.
+    j.key("auth").value(d.auth == drivers::driver_auth::none ? "none" : "hmac-sha512-256");
+    if (!d.key_file.empty()) j.key("key_file").value(d.key_file);
     j.key("cpu").value(d.cpu);
     j.key("priority").value(d.priority);
     j.end_object();

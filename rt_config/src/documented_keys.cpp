@@ -65,7 +65,9 @@ std::vector<key_doc> documented_keys() {
        "an input (as the subsystem sees it at the row's time)"},
       // Presets and the common sections.
       {"model.name", "preset model to expand (see below); `cosim run X --print-system` shows it"},
-      {"run.mode", "executor: offline (default; one thread, deterministic), threaded, realtime"},
+      {"run.mode",
+       "executor: offline (default; one thread, deterministic), threaded, realtime, lockstep "
+       "(offline, with UDP devices paced by simulation time: drivers/PROTOCOL.md)"},
       {"run.duration",
        "simulated time [s], required (a system of one FMU without it runs the FMU's "
        "DefaultExperiment); rounded up to whole macro steps (times are kept in integer "
@@ -153,11 +155,26 @@ std::vector<key_doc> documented_keys() {
        "input: no fresh datagram for this long [s]: safety stop stale_input (default 0.5)"},
       {"drivers.<name>.startup_timeout",
        "input: longest wait for the first datagram [s] (default 5)"},
+      {"events[i].time, .action, .driver, .count",
+       "[[events]]: at simulation time [s] (the first communication point at or after it) do "
+       "action on driver; \"silence\": nothing the input driver receives is used from then on "
+       "(its stale-input logic sees a silent device); \"drop\": the next count new values are "
+       "discarded; listed in summary.json"},
+      {"drivers.<name>.lockstep_timeout",
+       "run.mode = \"lockstep\": longest wall-clock wait for the device's answer to one macro "
+       "step [s], 0.001-60 (default 1); then safety stop lockstep_device"},
       {"drivers.<name>.to", "output: destination IPv4 \"host:port\" (required)"},
       {"drivers.<name>.from",
        "output: the \"subsystem.port\" feeding each channel (required, one per channel)"},
       {"drivers.<name>.safe_value", "output: per-channel value sent on any stop (default 0)"},
       {"drivers.<name>.safe_repeats", "output: times the safe value is sent, 1-1000 (default 5)"},
+      {"drivers.<name>.auth",
+       "hmac-sha512-256 (default: keyed MAC, sessions, strict replay window) or none "
+       "(unauthenticated version 1: warned about, recorded in summary.json and on the "
+       "dashboard)"},
+      {"drivers.<name>.key_file",
+       "the driver's shared key, 64 hex digits, mode 0600 (cosim-device keygen FILE); required "
+       "unless auth = \"none\""},
       {"drivers.<name>.cpu", "I/O thread CPU (-1: not pinned)"},
       {"drivers.<name>.priority", "I/O thread SCHED_FIFO priority 1-99"},
   };

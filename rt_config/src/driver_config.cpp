@@ -1,4 +1,6 @@
 // [drivers.<name>] sections of a scenario: UDP input and output drivers.
+#include <spdlog/spdlog.h>
+
 #include <cmath>
 #include <limits>
 
@@ -50,6 +52,32 @@ void check_in_range(config_reader& r, const std::string& key, const std::vector<
                       c.name + "\") must be finite and within min .. max = " +
                       format_double(c.min) + " .. " + format_double(c.max));
   }
+}
+
+/// `auth` and `key_file`: authenticated unless the scenario says auth = "none"; the key
+/// file must exist, hold 64 hex digits and be private to its owner.
+void read_driver_auth(config_reader& r, const std::string& base, drivers::driver_config& d) {
+  const std::string auth = r.opt_string(base + ".auth").value_or("hmac-sha512-256");
+  check_choice(r, base + ".auth", auth, {"hmac-sha512-256", "none"});
+  if (auth == "none") {
+    d.auth = drivers::driver_auth::none;
+    if (r.has(base + ".key_file"))
+      r.fail(base + ".key_file", "is not used with auth = \"none\" (remove one of the two)");
+    return;
+  }
+  d.auth = drivers::driver_auth::hmac_sha512_256;
+  const auto file = r.opt_string(base + ".key_file");
+  if (!file || file->empty())
+    r.fail(base + ".key_file",
+           "is required: bench datagrams are authenticated with a shared key (create one with "
+           "`cosim-device keygen FILE`, give the same FILE to the device with --key), or set " +
+               base + ".auth = \"none\" for an unauthenticated bench");
+  try {
+    d.key = drivers::read_key_file(*file, base + ".key_file");
+  } catch (const error& e) {
+    throw error(errc::config_value, r.where(base + ".key_file") + ": " + e.what());
+  }
+  d.key_file = *file;
 }
 
 std::vector<double> per_channel(config_reader& r, const std::string& key, std::size_t n,
@@ -166,6 +194,16 @@ void read_drivers(config_reader& r, scenario& sc) {
         d.safe_repeats = static_cast<int>(*v);
       }
     }
+    d.lockstep = sc.run.mode == run_mode::lockstep;
+    if (auto v = r.opt_double(base + ".lockstep_timeout")) {
+      // Wall-clock wait for one answer: a device that does not keep up for this long is
+      // gone, and a CI job must not hang on it for minutes.
+      if (!std::isfinite(*v) || *v < 1e-3 || *v > 60.0)
+        r.fail(base + ".lockstep_timeout",
+               "must be between 0.001 and 60 [s], got " + format_double(*v));
+      d.lockstep_timeout = *v;
+    }
+    read_driver_auth(r, base, d);
     if (auto cpu = r.opt_int(base + ".cpu")) {
       if (*cpu < -1 || *cpu >= online_cpu_count()) r.fail(base + ".cpu", "no such CPU");
       d.cpu = static_cast<int>(*cpu);
@@ -183,12 +221,47 @@ void read_drivers(config_reader& r, scenario& sc) {
   }
 }
 
+void read_events(config_reader& r, scenario& sc) {
+  const toml::array* events = r.table().get_as<toml::array>("events");
+  if (events == nullptr) return;
+  for (std::size_t i = 0; i < events->size(); ++i) {
+    const std::string key = "events[" + std::to_string(i) + "]";
+    const double t = r.get_double(key + ".time");
+    if (!std::isfinite(t) || t < 0.0 || t > sc.run.duration)
+      r.fail(key + ".time",
+             "must be a time in [0, run.duration = " + format_double(sc.run.duration) + "] s");
+    const std::string action = r.get_string(key + ".action");
+    check_choice(r, key + ".action", action, {"silence", "drop"});
+    const std::string name = r.get_string(key + ".driver");
+    drivers::driver_config* d = nullptr;
+    for (auto& c : sc.drivers)
+      if (c.name == name && c.direction == drivers::driver_direction::input) d = &c;
+    if (d == nullptr)
+      r.fail(key + ".driver", "no input driver named '" + name + "' ([drivers." + name +
+                                  "] with direction = \"input\")");
+    if (d->silence_at >= 0.0)
+      r.fail(key + ".driver", "driver '" + name + "' is already silenced by an earlier event");
+    d->silence_at = t;
+    if (action == "drop") {
+      const std::int64_t n = r.get_int(key + ".count");
+      if (n < 1 || n > 1'000'000'000) r.fail(key + ".count", "must be 1 to 1e9 values");
+      d->silence_count = n;
+    }
+    sc.events.push_back({t, action, name});
+  }
+}
+
 void add_drivers(const scenario& sc, built_scenario& b) {
   for (const auto& d : sc.drivers) {
     bool present = false;
     for (std::size_t i = 0; i < b.sys.size(); ++i)
       if (b.sys.at(i).name() == d.name) present = true;
     if (present) continue;
+    if (d.auth == drivers::driver_auth::none)
+      spdlog::warn(
+          "drivers.{}.auth = \"none\": its datagrams are not authenticated; any host on the bench "
+          "network can forge or replay them (recorded in summary.json, unauthenticated_drivers)",
+          d.name);
     auto drv = drivers::make_driver(d);
     b.sys.add(std::move(drv));
     if (d.direction == drivers::driver_direction::output) {
@@ -264,9 +337,17 @@ std::vector<key_doc> driver_keys() {
       {"drivers.<name>.safe_repeats", "output: how often the safe values are sent on a stop"},
       {"drivers.<name>.stale_after",
        "input: no fresh packet for this long [s]: hold last value, count"},
+      {"drivers.<name>.lockstep_timeout",
+       "run.mode = \"lockstep\": longest wait for the device's answer to one macro step [s] "
+       "(default 1, 0.001-60); past it the run stops (lockstep_device)"},
       {"drivers.<name>.stop_after",
        "input: no fresh packet for this long [s]: safety stop stale_input"},
       {"drivers.<name>.startup_timeout", "input: longest wait for the first packet [s]"},
+      {"drivers.<name>.auth",
+       "hmac-sha512-256 (default: keyed MAC, sessions, replay window) or none (unauthenticated "
+       "version 1, reported in summary.json and on the dashboard)"},
+      {"drivers.<name>.key_file",
+       "file with the driver's 256-bit key (64 hex digits, mode 0600; cosim-device keygen FILE)"},
       {"drivers.<name>.cpu / priority", "I/O thread placement"},
   };
 }

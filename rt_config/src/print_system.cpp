@@ -134,6 +134,10 @@ void print_drivers(std::ostringstream& o, const scenario& sc) {
       o << "safe_value = " << nums(safe) << "\n";
       o << "safe_repeats = " << d.safe_repeats << "\n";
     }
+    if (d.auth == drivers::driver_auth::none)
+      o << "auth = \"none\"\n";
+    else
+      o << "key_file = " << str(d.key_file) << "\n";
     if (d.cpu != -1) o << "cpu = " << d.cpu << "\n";
     if (d.priority != 0) o << "priority = " << d.priority << "\n";
   }

@@ -1,6 +1,7 @@
 // The one run entry of the library: scenario -> system -> executor (chosen here by the
 // scenario's run mode) -> results folder (results.csv streamed, summary.json last).
 #include "cosim/rt_config/run.hpp"
+#include "cosim/drivers/udp_driver.hpp"
 
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "cosim/drivers/udp_driver.hpp"
 #include "cosim/rt_config/results_folder.hpp"
 #include "cosim/runtime/csv_writer.hpp"
 #include "cosim/runtime/error.hpp"
@@ -142,7 +144,7 @@ std::string summary_json(const run_report& rep, const run_outcome& o, const syst
     j.end_array();
   }
   j.key("mode").value(o.mode);
-  if (o.mode != "offline") {
+  if (o.mode != "offline" && o.mode != "lockstep") {
     j.key("memory_locked").value(o.memory_locked);
     // Real time as asked for (run.require_realtime) and as the run's threads got it.
     bool granted = o.memory_locked;
@@ -202,6 +204,35 @@ std::string summary_json(const run_report& rep, const run_outcome& o, const syst
     j.key("drivers").begin_array();
     for (std::size_t i = 0; i < sys.size(); ++i)
       if (sys.at(i).has_statistics()) sys.at(i).write_statistics(j);
+    j.end_array();
+    // Drivers whose datagrams anyone on the bench network could forge (auth = "none").
+    j.key("unauthenticated_drivers").begin_array();
+    for (std::size_t i = 0; i < sys.size(); ++i)
+      if (const auto* d = dynamic_cast<const drivers::udp_driver*>(&sys.at(i));
+          d != nullptr && d->config().auth == drivers::driver_auth::none)
+        j.value(d->name());
+    j.end_array();
+  }
+  if (!sc.events.empty()) {
+    // [[events]]: what was planned and when it fired (null: never reached).
+    j.key("events").begin_array();
+    for (const auto& e : sc.events) {
+      j.begin_object();
+      j.key("time_s").value(e.time);
+      j.key("action").value(e.action);
+      j.key("driver").value(e.driver);
+      double fired = -1.0;
+      for (std::size_t i = 0; i < sys.size(); ++i)
+        if (sys.at(i).name() == e.driver)
+          if (const auto* d = dynamic_cast<const drivers::udp_driver*>(&sys.at(i)))
+            fired = d->stats().silenced_at_s;
+      j.key("fired_s");
+      if (fired >= 0.0)
+        j.value(fired);
+      else
+        j.null();
+      j.end_object();
+    }
     j.end_array();
   }
   // The inputs a coupling correction acted on, whichever key turned it on.
@@ -299,8 +330,11 @@ run_report run_scenario(const run_request& req, const stop_source* stop) {
   rep.started_at = utc_iso8601(std::chrono::system_clock::now());
   // Drivers are subsystems: the executor starts and stops them (fail-safe unless completed)
   // and links its own stop source to the operator's.
-  if (rep.sc.run.mode == run_mode::offline) {
+  if (rep.sc.run.mode == run_mode::offline || rep.sc.run.mode == run_mode::lockstep) {
+    // Lockstep is the offline executor: its drivers pace each macro step by their devices'
+    // answers (drivers/PROTOCOL.md, "Lockstep").
     rep.outcome = run_offline(built->sys, built->plan, built->limits, sink, stop);
+    if (rep.sc.run.mode == run_mode::lockstep) rep.outcome.mode = "lockstep";
     for (const auto& w : rep.outcome.warnings) spdlog::warn("{}", w);
   } else {
     threaded_options opt = make_threaded_options(rep.sc, *built);

@@ -210,13 +210,15 @@ scenario read(config_reader& r) {
     specs = system_specs(sc);
     prefix = "subsystems.";
   }
-  r.ignore("tune");  // read by `cosim tune`
+  r.ignore("tune");    // read by `cosim tune`
+  r.ignore("checks");  // [[checks]]: read by `cosim check --checks` (docs/ci.md)
 
   {
     const std::string mode = r.opt_string("run.mode").value_or("offline");
-    check_choice(r, "run.mode", mode, {"offline", "threaded", "realtime"});
+    check_choice(r, "run.mode", mode, {"offline", "threaded", "realtime", "lockstep"});
     sc.run.mode = mode == "offline"    ? run_mode::offline
                   : mode == "threaded" ? run_mode::threaded
+                  : mode == "lockstep" ? run_mode::lockstep
                                        : run_mode::realtime;
   }
   // A system of one FMU runs its DefaultExperiment unless [run] says otherwise.
@@ -355,15 +357,17 @@ scenario read(config_reader& r) {
     sc.safety.residual_power_limit = *v;
   }
   read_drivers(r, sc);  // before read_realtime: [threads.<driver>] may place a driver
-  if (sc.run.mode != run_mode::realtime)
+  if (sc.run.mode != run_mode::realtime && sc.run.mode != run_mode::lockstep)
     for (const auto& d : sc.drivers)
       if (d.direction == drivers::driver_direction::input)
         r.fail("run.mode", "cannot run input driver drivers." + d.name +
                                ": hardware input arrives in wall-clock time, and an " +
                                to_string(sc.run.mode) +
                                " run would race ahead of it (or stall waiting); use "
-                               "run.mode = \"realtime\", or remove [drivers." +
+                               "run.mode = \"realtime\" (or \"lockstep\" with a device that "
+                               "follows simulation time), or remove [drivers." +
                                d.name + "] and give the input a signal source");
+  read_events(r, sc);           // after read_drivers: events act on drivers
   iteration_keys::read(r, sc);  // after read_drivers: drivers cannot roll back
   read_dds(r, sc);
   read_realtime(r, sc);
@@ -386,6 +390,8 @@ const char* to_string(run_mode m) noexcept {
       return "threaded";
     case run_mode::realtime:
       return "realtime";
+    case run_mode::lockstep:
+      return "lockstep";
   }
   return "offline";
 }

@@ -49,6 +49,7 @@ run_status status_of(stop_cause c) noexcept {
     case stop_cause::remote_deadline:
     case stop_cause::remote_lost:
     case stop_cause::alarm:
+    case stop_cause::lockstep_device:
       return run_status::safety_stop;
     case stop_cause::output_error:
     case stop_cause::error:
@@ -267,6 +268,7 @@ std::string stop_message(const stop_source& s, time_point t) {
              "' within its stop_after";
     case stop_cause::model_end:
     case stop_cause::model_error:
+    case stop_cause::lockstep_device:
       return who != nullptr ? who : "";
     case stop_cause::alarm:
       return std::string("alarm '") + (who != nullptr ? who : "?") +

@@ -36,6 +36,8 @@ const char* to_string(stop_cause c) noexcept {
       return "remote_lost";
     case stop_cause::alarm:
       return "alarm";
+    case stop_cause::lockstep_device:
+      return "lockstep_device";
   }
   return "error";
 }

@@ -210,6 +210,7 @@ TEST_P(UdpOutputDriver, SendsEveryUpdateThenSafeValues) {
   test_socket valve;
   driver_config c;
   c.name = "valve";
+  c.auth = driver_auth::none;  // version 1 peers
   c.direction = driver_direction::output;
   c.backend = GetParam();
   c.bind = "127.0.0.1:0";
@@ -284,6 +285,7 @@ TEST(UdpDriverRun, TheExecutorRunsAnOutputDriverAndSendsSafeValuesOnlyOnAnEarlyS
     test_socket valve;
     driver_config c;
     c.name = "valve";
+    c.auth = driver_auth::none;  // version 1 peers
     c.direction = driver_direction::output;
     c.bind = "127.0.0.1:0";
     c.to = valve.name();

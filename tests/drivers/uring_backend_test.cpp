@@ -320,6 +320,7 @@ TEST(UringBackend, ErrorsNameTheKey) {
   test_socket peer;
   driver_config c;
   c.name = "joystick";
+  c.auth = driver_auth::none;  // version 1 peers
   c.direction = driver_direction::input;
   c.backend = "io_uring";
   c.bind = peer.name();  // in use by the test socket

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "bench_key_file.hpp"
 #include "cosim/rt_config/provenance.hpp"
 #include "cosim/rt_config/scenario.hpp"
 #include "temp_dir.hpp"
@@ -87,7 +88,8 @@ std::string compact(const std::string& j) {
 
 TEST(ConfigEcho, BenchScenarioDriversThreadsAndWatchdog) {
   const cosim::config::scenario sc =
-      cosim::config::load_scenario(COSIM_SOURCE_DIR "/rt_config/scenarios/bench_udp.toml");
+      cosim::config::load_scenario(COSIM_SOURCE_DIR "/rt_config/scenarios/bench_udp.toml",
+                                   cosim::test::with_bench_keys({}));
   const std::string j = compact(cosim::config::to_json(sc));
   // The values rt_config/scenarios/bench_udp.toml states.
   for (

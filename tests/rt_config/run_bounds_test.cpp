@@ -1,8 +1,10 @@
 // Inputs that used to hang the program, fail after start-up or answer with a message that
 // named nothing are rejected while reading, naming file, key, value and the allowed range.
 #include <gtest/gtest.h>
+
 #include <sys/stat.h>
 #include <unistd.h>
+#include "bench_key_file.hpp"
 
 #include <string>
 #include <vector>
@@ -123,7 +125,8 @@ TEST(RunBounds, InputDriversNeedRealtimeMode) {
   const std::string bench = std::string(COSIM_SOURCE_DIR) + "/rt_config/scenarios/bench_udp.toml";
   for (const char* mode : {"offline", "threaded"}) {
     try {
-      (void)config::load_scenario(bench, {std::string("run.mode=\"") + mode + "\""});
+      (void)config::load_scenario(
+          bench, cosim::test::with_bench_keys({std::string("run.mode=\"") + mode + "\""}));
       FAIL() << mode << " accepted with an input driver";
     } catch (const cosim::error& e) {
       const std::string m = e.what();
@@ -132,7 +135,8 @@ TEST(RunBounds, InputDriversNeedRealtimeMode) {
       EXPECT_NE(m.find("wall-clock"), std::string::npos) << m;
     }
   }
-  EXPECT_NO_THROW((void)config::load_scenario(bench));  // realtime, as shipped
+  EXPECT_NO_THROW((void)config::load_scenario(
+      bench, cosim::test::with_bench_keys({})));  // realtime, as shipped
 }
 
 }  // namespace

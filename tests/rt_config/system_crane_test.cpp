@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "bench_key_file.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -376,7 +378,7 @@ TEST(CranePreset, ExpandsIntoTheTypesWithTheEquilibriumStep) {
   EXPECT_EQ(st.system.sources[0].args.at("time"), 0.5);
 
   // The bench scenario's kappa comes from the joystick driver's channel.
-  const scenario sb = load_scenario(scenario_path("bench_udp"), {});
+  const scenario sb = load_scenario(scenario_path("bench_udp"), cosim::test::with_bench_keys({}));
   ASSERT_EQ(sb.system.sources.size(), 1u);
   EXPECT_EQ(sb.system.sources[0].signal, "driver:joystick.kappa");
 
@@ -420,9 +422,10 @@ void expect_same_results(const std::string& name) {
 
 TEST(CranePreset, KappaFromADriverChannelIsWiredBeforeTheCoupling) {
   // The bench scenario with both sockets on ephemeral ports (nothing is sent at build).
-  const scenario sc = load_scenario(
-      scenario_path("bench_udp"),
-      {"drivers.joystick.bind=\"127.0.0.1:0\"", "drivers.valve.bind=\"127.0.0.1:0\""});
+  const scenario sc =
+      load_scenario(scenario_path("bench_udp"),
+                    cosim::test::with_bench_keys({"drivers.joystick.bind=\"127.0.0.1:0\"",
+                                                  "drivers.valve.bind=\"127.0.0.1:0\""}));
   const auto b = build(sc);
   const cosim::system& sys = b->sys;
   ASSERT_GE(sys.size(), 3u);
@@ -451,7 +454,7 @@ TEST(CranePreset, OutputDriverChannelsCarryTheirUnits) {
                                        "drivers.valve.from=[\"joystick.kappa\", \"multibody.s\"]"};
   auto error_of = [&](std::vector<std::string> sets) -> std::string {
     try {
-      (void)build(load_scenario(scenario_path("bench_udp"), sets));
+      (void)build(load_scenario(scenario_path("bench_udp"), cosim::test::with_bench_keys(sets)));
     } catch (const cosim::error& e) {
       return e.what();
     }
@@ -468,13 +471,13 @@ TEST(CranePreset, OutputDriverChannelsCarryTheirUnits) {
   };
   const auto ok = with("[\"1\", \"m\"]");
   EXPECT_EQ(error_of(ok), "");
-  const auto b = build(load_scenario(scenario_path("bench_udp"), ok));
+  const auto b = build(load_scenario(scenario_path("bench_udp"), cosim::test::with_bench_keys(ok)));
   const cosim::connection& c = b->sys.connections()[b->sys.connection_to("valve.s")];
   EXPECT_EQ(b->sys.at(c.from).output_desc(c.output).unit, "m");
   // Printed as a system file, the units come along.
-  EXPECT_NE(
-      system_toml(load_scenario(scenario_path("bench_udp"), ok)).find("units = [\"1\", \"m\"]"),
-      std::string::npos);
+  EXPECT_NE(system_toml(load_scenario(scenario_path("bench_udp"), cosim::test::with_bench_keys(ok)))
+                .find("units = [\"1\", \"m\"]"),
+            std::string::npos);
   // One unit per channel, and a unit is one word.
   for (const std::string bad : {"[\"m\"]", "[\"m\", \"\"]", "[\"1\", \"m s\"]"}) {
     const std::string e = error_of(with(bad));
@@ -502,7 +505,7 @@ TEST(CranePreset, DriverValuesOutsideTheChannelAndAddressesOfNoDeviceAreRefused)
     auto sets = base;
     sets.emplace_back(set);
     try {
-      (void)load_scenario(scenario_path("bench_udp"), sets);
+      (void)load_scenario(scenario_path("bench_udp"), cosim::test::with_bench_keys(sets));
       ADD_FAILURE() << "accepted";
     } catch (const cosim::error& e) {
       const std::string m = e.what();
@@ -512,7 +515,8 @@ TEST(CranePreset, DriverValuesOutsideTheChannelAndAddressesOfNoDeviceAreRefused)
     }
   }
   // The shipped values are inside: 0 within [0, 1].
-  EXPECT_NO_THROW((void)load_scenario(scenario_path("bench_udp"), base));
+  EXPECT_NO_THROW(
+      (void)load_scenario(scenario_path("bench_udp"), cosim::test::with_bench_keys(base)));
 }
 
 // A driver's port in use is said about the driver's key alone. The driver is made when the
@@ -529,8 +533,10 @@ TEST(CranePreset, APortInUseIsNamedByTheDriversKeyAlone) {
   ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
   const std::string bind = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
   try {
-    (void)build(load_scenario(scenario_path("bench_udp"), {"drivers.joystick.bind=\"" + bind + "\"",
-                                                           "drivers.valve.bind=\"127.0.0.1:0\""}));
+    (void)build(
+        load_scenario(scenario_path("bench_udp"),
+                      cosim::test::with_bench_keys({"drivers.joystick.bind=\"" + bind + "\"",
+                                                    "drivers.valve.bind=\"127.0.0.1:0\""})));
     ADD_FAILURE() << "a port in use was accepted";
   } catch (const cosim::error& e) {
     const std::string m = e.what();

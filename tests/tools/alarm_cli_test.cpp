@@ -151,7 +151,7 @@ TEST(AlarmCli, AStopAlarmEndsWithTheOutputDriversSafeValues) {
                                            valve.address() +
                                            "\"\nchannels = [\"s\"]\nunits = [\"m\"]\n"
                                            "from = [\"multibody.s\"]\nsafe_value = [0.125]\n"
-                                           "safe_repeats = 5\n");
+                                           "safe_repeats = 5\nauth = \"none\"\n");
   const finished f =
       run_cosim(tmp, {"run", file, "--out", tmp / "out", "--set", "run.mode=realtime", "--set",
                       "run.lock_memory=false", "--set", "watchdog.max_overruns=1000000", "-q"});

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "bench_key_file.hpp"
+
 #include <cstdio>
 
 #include <algorithm>
@@ -141,19 +143,24 @@ bench_run run_bench(const std::string& name, int slot, const std::string& joysti
   const std::string d = r.dir.string();
   const std::string host = "127.0.0.1:";
   std::ostringstream cmd;
-  cmd << device_exe << " valve --listen " << host << p + 2 << " --log " << d
+  // One key for the drivers and both devices (the authenticated protocol, PROTOCOL.md).
+  const std::string key = d + "/bench.key";
+  cmd << device_exe << " keygen " << key << " 2>/dev/null || exit 99; ";
+  cmd << device_exe << " valve --key " << key << " --listen " << host << p + 2 << " --log " << d
       << "/valve.csv --duration 120 2>" << d << "/valve.err & V=$!; " << device_exe
-      << " joystick --to " << host << p << " --from-port " << p + 1
+      << " joystick --key " << key << " --to " << host << p << " --from-port " << p + 1
       << " --manoeuvre M1 --duration 120 --sync " << joystick_args << " 2>" << d
       << "/joystick.err & J=$!; "
       // Both devices listening before the run starts: the valve has written its log header,
-      // the joystick waits for the start heartbeat.
+      // the joystick waits for the session the simulation gives at its start.
       << "for i in $(seq 400); do [ -s " << d << "/valve.csv ] && grep -q waiting " << d
       << "/joystick.err && break; sleep 0.025; done; ";
   if (!extra.empty()) cmd << extra << " & X=$!; ";
   cmd << cosim_exe << " run " << scenarios << "/bench_udp.toml --out " << d
       << " --set 'drivers.joystick.bind=\"" << host << p << "\"' --set 'drivers.joystick.peers=[\""
-      << host << p + 1 << "\"]' --set 'drivers.valve.to=\"" << host << p + 2
+      << host << p + 1 << "\"]' --set 'drivers.valve.to=\"" << host << p + 2 << "\"'"
+      << " --set 'drivers.joystick.key_file=\"" << key << "\"' --set 'drivers.valve.key_file=\""
+      << key
       << "\"'"
       // A loaded CI machine is no real-time host: only the UDP path is under test here.
       << " --set watchdog.max_overruns=1000000 > " << d << "/run.log 2>&1; RC=$?; "
@@ -226,18 +233,23 @@ TEST(BenchUdp, GarbageAndForeignFloodAreCountedWithoutEffect) {
   const int p = base_port(3);
   const std::string flood = device_exe + " joystick --to 127.0.0.1:" + std::to_string(p) +
                             " --from-port " + std::to_string(p + 3) +
-                            " --manoeuvre M2 --rate 5000 --duration 12 2>/dev/null";
+                            " --auth none --manoeuvre M2 --rate 5000 --duration 12 2>/dev/null";
   const bench_run r = run_bench("garbage", 3, "--garbage 0.2 --seed 3", flood);
   ASSERT_EQ(r.exit_code, 0) << slurp(r.dir / "run.log");
-  EXPECT_GT(driver_counter(r.summary, "joystick", "malformed"), 1000);
+  // About 2000 corrupted copies: a flip in the tag is a bad_mac, anything else malformed.
+  EXPECT_GT(driver_counter(r.summary, "joystick", "malformed") +
+                driver_counter(r.summary, "joystick", "bad_mac"),
+            1000);
   EXPECT_GT(driver_counter(r.summary, "joystick", "rejected_source"), 10000);
   EXPECT_TRAJECTORY_WITHIN(r, 2e-3);
 }
 
 TEST(BenchUdp, BadDriverConfigIsRefusedNamingTheKey) {
   const fs::path d = fs::temp_directory_path() / ("cosim_udp_bad_" + std::to_string(::getpid()));
-  const std::string base =
-      cosim_exe + " run " + scenarios + "/bench_udp.toml --out " + d.string() + " ";
+  const std::string base = cosim_exe + " run " + scenarios + "/bench_udp.toml --out " + d.string() +
+                           " --set 'drivers.joystick.key_file=\"" + cosim::test::bench_key_path() +
+                           "\"' --set 'drivers.valve.key_file=\"" + cosim::test::bench_key_path() +
+                           "\"' ";
   auto run = [&](const std::string& sets) {
     const std::string log = (d.string() + ".log");
     const int rc = std::system((base + sets + " > " + log + " 2>&1").c_str());
@@ -249,6 +261,15 @@ TEST(BenchUdp, BadDriverConfigIsRefusedNamingTheKey) {
   auto [rc2, out2] = run("--set 'drivers.valve.to=\"127.0.0.1:99999\"'");
   EXPECT_EQ(rc2, 2);
   EXPECT_NE(out2.find("drivers.valve.to"), std::string::npos) << out2;
+  // Authentication is not optional by omission: no key file, or a key file others can read.
+  const std::string plain = cosim_exe + " run " + scenarios + "/bench_udp.toml --out " +
+                            d.string() + " > " + d.string() + ".log 2>&1";
+  const int rc3 = std::system(plain.c_str());
+  EXPECT_EQ(WIFEXITED(rc3) ? WEXITSTATUS(rc3) : -1, 2);
+  const std::string out3 = slurp(d.string() + ".log");
+  EXPECT_NE(out3.find("drivers.joystick.key_file"), std::string::npos) << out3;
+  EXPECT_NE(out3.find("cosim-device keygen"), std::string::npos) << out3;
+  EXPECT_NE(out3.find("auth = \"none\""), std::string::npos) << out3;
 }
 
 }  // namespace

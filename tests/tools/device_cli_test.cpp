@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -95,7 +96,8 @@ struct receiver {
   }
 };
 
-const std::string joystick = "joystick --to 127.0.0.1:9 --manoeuvre M1 ";
+// Version 1 (the receivers here decode it); bench_udp_rt_test.cpp runs the authenticated one.
+const std::string joystick = "joystick --auth none --to 127.0.0.1:9 --manoeuvre M1 ";
 
 TEST(DeviceCli, RefusesRatesItCannotKeep) {
   temp_dir dir;
@@ -137,7 +139,8 @@ TEST(DeviceCli, CommandLineErrorsExitTwoLikeCosim) {
   EXPECT_EQ(device(dir, "joystick --to nowhere --manoeuvre M1").code, 2);
   EXPECT_EQ(device(dir, "--help").code, 0);
   // An unknown manoeuvre lists every choice, hold included.
-  const result m = device(dir, "joystick --to 127.0.0.1:9 --manoeuvre M3 --duration 0.2");
+  const result m =
+      device(dir, "joystick --auth none --to 127.0.0.1:9 --manoeuvre M3 --duration 0.2");
   EXPECT_EQ(m.code, 2);
   EXPECT_TRUE(contains(m.err, "--manoeuvre M3: no such manoeuvre")) << m.err;
   EXPECT_TRUE(contains(m.err, "M1, M2, hold or a t,kappa CSV file")) << m.err;
@@ -153,15 +156,15 @@ TEST(DeviceCli, CommandLineErrorsExitTwoLikeCosim) {
 TEST(DeviceCli, ValidShortRunsExitZero) {
   temp_dir dir;
   receiver rx;
-  const result j =
-      device(dir, "joystick --to " + rx.address() + " --manoeuvre M1 --rate 100 --duration 0.2");
+  const result j = device(dir, "joystick --auth none --to " + rx.address() +
+                                   " --manoeuvre M1 --rate 100 --duration 0.2");
   EXPECT_EQ(j.code, 0) << j.err;
   std::vector<double> kappa;
   rx.receive(kappa, 1000);
   // t = 0, 0.01, .., 0.2: at most 21 datagrams (fewer if periods were skipped).
   EXPECT_GE(kappa.size(), 1u);
   EXPECT_LE(kappa.size(), 21u);
-  EXPECT_EQ(device(dir, "valve --listen 127.0.0.1:0 --duration 0.2").code, 0);
+  EXPECT_EQ(device(dir, "valve --auth none --listen 127.0.0.1:0 --duration 0.2").code, 0);
 }
 
 TEST(DeviceCli, StalledJoystickSkipsMissedPeriodsInsteadOfBursting) {
@@ -169,8 +172,9 @@ TEST(DeviceCli, StalledJoystickSkipsMissedPeriodsInsteadOfBursting) {
   receiver rx;
   // kappa(t) = t, so every datagram says which period it belongs to.
   const std::string table = dir.file("ramp.csv", "t,kappa\n0,0\n100,100\n");
-  const std::vector<std::string> args{device_exe, "joystick", "--to", rx.address(), "--manoeuvre",
-                                      table,      "--rate",   "100",  "--duration", "2"};
+  const std::vector<std::string> args{device_exe, "joystick",   "--auth",      "none",
+                                      "--to",     rx.address(), "--manoeuvre", table,
+                                      "--rate",   "100",        "--duration",  "2"};
   std::vector<char*> argv;
   argv.reserve(args.size() + 1);
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -213,6 +217,35 @@ TEST(DeviceCli, StalledJoystickSkipsMissedPeriodsInsteadOfBursting) {
   const auto at = err.find("skipped ");
   ASSERT_NE(at, std::string::npos) << err;
   EXPECT_GE(std::stoi(err.substr(at + 8)), 28) << err;
+}
+
+TEST(DeviceCli, KeygenWritesAPrivateKeyAndTheDevicesNeedOneOrAuthNone) {
+  temp_dir dir;
+  const std::string key = dir / "bench.key";
+  ASSERT_EQ(device(dir, "keygen " + key).code, 0);
+  struct stat st {};
+  ASSERT_EQ(::stat(key.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  const std::string text = slurp(key);
+  ASSERT_EQ(text.size(), 65u) << text;  // 64 hex digits and a newline
+  EXPECT_EQ(text.find_first_not_of("0123456789abcdef"), 64u) << text;
+  // Never overwritten; a second key differs (random, not derived from anything).
+  EXPECT_EQ(device(dir, "keygen " + key).code, 2);
+  EXPECT_EQ(slurp(key), text);
+  ASSERT_EQ(device(dir, "keygen " + (dir / "other.key")).code, 0);
+  EXPECT_NE(slurp(dir / "other.key"), text);
+  // Neither protocol chosen: refused, naming both ways.
+  const result none = device(dir, "joystick --to 127.0.0.1:9 --manoeuvre M1 --duration 0.2");
+  EXPECT_EQ(none.code, 2);
+  EXPECT_TRUE(contains(none.err, "--key FILE is required")) << none.err;
+  EXPECT_TRUE(contains(none.err, "--auth none")) << none.err;
+  // A key others may read is refused, naming the file and the fix.
+  ::chmod(key.c_str(), 0640);
+  const result open = device(dir, "valve --listen 127.0.0.1:0 --duration 0.2 --key " + key);
+  EXPECT_EQ(open.code, 2);
+  EXPECT_TRUE(contains(open.err, key)) << open.err;
+  EXPECT_TRUE(contains(open.err, "mode 0640")) << open.err;
+  EXPECT_TRUE(contains(open.err, "chmod 600")) << open.err;
 }
 
 }  // namespace

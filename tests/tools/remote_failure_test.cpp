@@ -149,12 +149,13 @@ TEST(RemoteFailure, KilledWorkerEndsWithTheValveDriversSafeValues) {
       {"--set", "run.duration=100000", "--set", "run.macro_step=0.01", "--set", "dds.lease=0.3",
        "--set", "dds.timeout=30", "--set", "sources[0].signal=manoeuvre:hold"},
       remote_sets("valve"));
-  const auto driver = args(
-      {"--set", "drivers.valve.direction=\"output\"", "--set",
-       "drivers.valve.to=\"" + valve.address() + "\"", "--set", "drivers.valve.channels=[\"s\"]",
-       "--set", "drivers.valve.units=[\"m\"]", "--set", "drivers.valve.from=[\"mbs.s\"]", "--set",
-       "drivers.valve.safe_value=[0.125]", "--set", "drivers.valve.safe_repeats=5"},
-      {});
+  const auto driver =
+      args({"--set", "drivers.valve.direction=\"output\"", "--set",
+            "drivers.valve.to=\"" + valve.address() + "\"", "--set",
+            "drivers.valve.channels=[\"s\"]", "--set", "drivers.valve.units=[\"m\"]", "--set",
+            "drivers.valve.from=[\"mbs.s\"]", "--set", "drivers.valve.safe_value=[0.125]", "--set",
+            "drivers.valve.safe_repeats=5", "--set", "drivers.valve.auth=\"none\""},
+           {});
   const pid_t worker = proc::spawn(args({COSIM_EXE, "worker", crane, "--subsystem", "hyd"}, rs),
                                    dir / "w.out", dir / "w.err");
   const pid_t master = proc::spawn(args(args({COSIM_EXE, "run", crane, "--out", out}, rs), driver),

@@ -113,7 +113,7 @@ std::string system_file(const std::string& mode, const std::string& fmu, const s
       fmu_dir + "/" + fmu + "\"\n\n[subsystems.m.parameters]\n" + params +
       "\n[drivers.valve]\ndirection = \"output\"\nto = \"127.0.0.1:" + std::to_string(port) +
       "\"\nchannels = [\"y\"]\nfrom = [\"m.y\"]\nsafe_value = [-1.0]\n"
-      "min = [-10.0]\nmax = [10.0]\n";
+      "min = [-10.0]\nmax = [10.0]\nauth = \"none\"\n";  // the listener speaks version 1
   if (pinned) s += "\n[threads.m]\ncpu = 1\npriority = 80\n";
   return s;
 }

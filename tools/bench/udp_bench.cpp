@@ -4,6 +4,10 @@
 //   udp_rtt/asio      the driver's Asio backend: its I/O thread sends the next ping from
 //                     on_datagram, so the loop's receive path is what is compared
 //   udp_rtt/io_uring  the same with the io_uring backend
+//   udp_rtt/asio_auth the Asio case in the authenticated protocol (PROTOCOL.md version 2):
+//                     each ping is a 1-channel command with its HMAC-SHA-512-256 tag, the
+//                     echo verifies it and answers with a freshly tagged datagram, and the
+//                     I/O thread verifies the answer: two tags made and two checked per trip
 // Each repetition reports p50/p99/max round trip in µs; the summary prints the medians
 // over repetitions (worst max) and the ratios backend_p50 / baseline_p50.
 //
@@ -35,6 +39,7 @@
 #include <thread>
 #include <vector>
 
+#include "cosim/drivers/bench_auth.hpp"
 #include "cosim/drivers/udp_backend.hpp"
 #include "cosim/runtime/errno_text.hpp"
 #include "cosim/runtime/error.hpp"
@@ -80,20 +85,38 @@ int blocking_socket(sockaddr_in& bound) {
   return fd;
 }
 
-// Sends every datagram straight back to its source until stopped.
+// The benchmark's fixed key (only loopback traffic of this program uses it).
+cosim::drivers::bench_key bench_key() {
+  cosim::drivers::bench_key k;
+  for (std::size_t i = 0; i < k.bytes.size(); ++i) k.bytes[i] = static_cast<unsigned char>(i);
+  cosim::drivers::prepare_key(k);  // as the drivers do
+  return k;
+}
+
+// Sends every datagram straight back to its source until stopped; with `auth`, only an
+// authenticated one, re-tagged as a device would answer.
 class echo_thread {
  public:
-  echo_thread() : fd_(blocking_socket(addr_)) {
-    thread_ = std::thread([this] {
+  explicit echo_thread(bool auth = false) : fd_(blocking_socket(addr_)) {
+    thread_ = std::thread([this, auth] {
       std::vector<std::byte> buf(2048);
+      const cosim::drivers::bench_key key = bench_key();
       while (!stop_.load(std::memory_order_relaxed)) {  // relaxed: just a stop flag
         sockaddr_in from{};
         socklen_t len = sizeof from;
         const auto n =
             ::recvfrom(fd_, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr*>(&from), &len);
-        if (n > 0)
-          ::sendto(fd_, buf.data(), static_cast<std::size_t>(n), 0,
-                   reinterpret_cast<const sockaddr*>(&from), len);
+        if (n <= 0) continue;
+        std::size_t out = static_cast<std::size_t>(n);
+        if (auth) {
+          cosim::drivers::auth_message m{};
+          if (cosim::drivers::decode_auth(std::span<const std::byte>(buf.data(), out), key, m) !=
+              cosim::drivers::auth_status::ok)
+            continue;
+          m.timestamp_ns = static_cast<std::uint64_t>(cosim::monotonic_now_ns());
+          out = cosim::drivers::encode_auth(m, key, buf);
+        }
+        ::sendto(fd_, buf.data(), out, 0, reinterpret_cast<const sockaddr*>(&from), len);
       }
     });
   }
@@ -181,8 +204,14 @@ void bm_baseline(benchmark::State& state) {
 class pinger final : public cosim::drivers::datagram_handler {
  public:
   pinger(cosim::drivers::udp_backend& backend, const sockaddr_in& echo, std::uint64_t warmup,
-         std::vector<std::int64_t>& rtt)
-      : backend_(backend), echo_(echo), warmup_(warmup), rtt_(rtt), out_(options.payload) {}
+         std::vector<std::int64_t>& rtt, bool auth)
+      : backend_(backend),
+        echo_(echo),
+        warmup_(warmup),
+        rtt_(rtt),
+        out_(auth ? cosim::drivers::max_auth_datagram_size : options.payload),
+        auth_(auth),
+        key_(bench_key()) {}
 
   void on_wake() noexcept override {
     if (next_ == 0) send_next();
@@ -192,8 +221,14 @@ class pinger final : public cosim::drivers::datagram_handler {
                    std::int64_t /*arrival_ns*/) noexcept override {
     const std::int64_t now = cosim::monotonic_now_ns();
     std::uint64_t seq = 0;
-    if (data.size() < sizeof seq) return;
-    std::memcpy(&seq, data.data(), sizeof seq);
+    if (auth_) {
+      cosim::drivers::auth_message m{};
+      if (cosim::drivers::decode_auth(data, key_, m) != cosim::drivers::auth_status::ok) return;
+      seq = m.sequence;
+    } else {
+      if (data.size() < sizeof seq) return;
+      std::memcpy(&seq, data.data(), sizeof seq);
+    }
     if (seq + 1 != next_) return;  // stale echo
     if (seq >= warmup_) rtt_[seq - warmup_] = now - sent_ns_;
     if (next_ < warmup_ + rtt_.size()) {
@@ -207,9 +242,23 @@ class pinger final : public cosim::drivers::datagram_handler {
 
  private:
   void send_next() noexcept {
+    sent_ns_ = cosim::monotonic_now_ns();
+    if (auth_) {
+      // The driver's send path: one command, tagged (PROTOCOL.md version 2).
+      cosim::drivers::auth_message m{};
+      m.type = static_cast<std::uint8_t>(cosim::drivers::message_type::command);
+      m.sequence = static_cast<std::uint32_t>(next_);
+      m.timestamp_ns = static_cast<std::uint64_t>(sent_ns_);
+      m.session = 1;
+      m.channel_count = 1;
+      m.channels[0] = static_cast<double>(next_);
+      const std::size_t n = cosim::drivers::encode_auth(m, key_, out_);
+      ++next_;
+      backend_.send_to(std::span<const std::byte>(out_.data(), n), echo_);
+      return;
+    }
     std::memcpy(out_.data(), &next_, sizeof next_);
     ++next_;
-    sent_ns_ = cosim::monotonic_now_ns();
     backend_.send_to(out_, echo_);
   }
 
@@ -218,12 +267,14 @@ class pinger final : public cosim::drivers::datagram_handler {
   std::uint64_t warmup_;
   std::vector<std::int64_t>& rtt_;
   std::vector<std::byte> out_;
+  bool auth_;
+  cosim::drivers::bench_key key_;
   std::uint64_t next_ = 0;
   std::int64_t sent_ns_ = 0;
   std::atomic<bool> done_{false};
 };
 
-void bm_backend(benchmark::State& state, const char* kind) {
+void bm_backend(benchmark::State& state, const char* kind, bool auth) {
   const std::uint64_t trips = options.round_trips;
   const std::uint64_t warmup = warmup_trips();
   std::vector<std::int64_t> rtt(trips);
@@ -236,8 +287,8 @@ void bm_backend(benchmark::State& state, const char* kind) {
       state.SkipWithError(e.what());
       return;
     }
-    echo_thread echo;
-    pinger ping(*backend, echo.address(), warmup, rtt);
+    echo_thread echo(auth);
+    pinger ping(*backend, echo.address(), warmup, rtt, auth);
     std::thread io([&] { backend->run(ping); });
     backend->wake();
     // The measuring happens on the I/O thread; this one sleeps, so it takes no CPU.
@@ -261,13 +312,18 @@ BENCHMARK(bm_baseline)
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(bm_backend, asio, "asio")
+BENCHMARK_CAPTURE(bm_backend, asio, "asio", false)
     ->Name("udp_rtt/asio")
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(bm_backend, io_uring, "io_uring")
+BENCHMARK_CAPTURE(bm_backend, io_uring, "io_uring", false)
     ->Name("udp_rtt/io_uring")
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(bm_backend, asio_auth, "asio", true)
+    ->Name("udp_rtt/asio_auth")
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
@@ -292,7 +348,7 @@ int run(int argc, char** argv) {
   if (cosim::bench::run_benchmarks(argc, argv, options.repetitions, reporter) != 0) return 1;
 
   cosim::bench::print_latency_summary(reporter, "udp_bench", "udp_rtt",
-                                      {"baseline", "asio", "io_uring"}, 1.3);
+                                      {"baseline", "asio", "io_uring", "asio_auth"}, 1.3);
   return 0;
 }
 

@@ -42,6 +42,7 @@ command add_inspect_command(CLI::App& app);  // inspect_command.cpp (an FMU's de
 // report_command.cpp (report.hpp)
 command add_report_command(CLI::App& app);
 command add_worker_command(CLI::App& app);  // worker_command.cpp (docs/distributed.md)
+command add_check_command(CLI::App& app);   // check_command.cpp (docs/ci.md)
 
 /// Text listing every --set key (for help footers); keys_command.cpp.
 std::string keys_help();

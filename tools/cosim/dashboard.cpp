@@ -13,6 +13,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <exception>
 #include <fstream>
@@ -271,7 +272,9 @@ struct dashboard::impl {
   void send_data();
   /// True if an HTTP Host header names this server: the address it listens on (as in the
   /// printed URL) and its port, or localhost:PORT on a loopback address.
-  [[nodiscard]] bool host_ok(const std::string& host) const;
+  /// On a wildcard bind (0.0.0.0, ::) the address is the one the connection arrived at
+  /// (`local`), so every address of the host is served, each only under its own name.
+  [[nodiscard]] bool host_ok(const std::string& host, const net::ip::address& local) const;
   /// The page's set-up message; `mark_sent`: the version everyone has seen (a broadcast).
   std::string hello_json(bool mark_sent = true);
   void broadcast(const std::shared_ptr<const std::string>& msg, bool final);
@@ -287,7 +290,16 @@ struct dashboard::impl {
   net::io_context ioc;
   tcp::acceptor acceptor;
   net::steady_timer timer;
+  net::steady_timer accept_retry{ioc};
   std::thread thread;
+  // Open plain-HTTP connections (server thread). Bounded: idle connections cannot take every
+  // descriptor of the process (the stop button needs one).
+  std::size_t http_connections = 0;
+  static constexpr std::size_t max_http_connections = 64;
+  // Refused stops are logged at most once a second (a flood on a slow stderr pipe must not
+  // hold the server thread): the ones in between are counted into the next line.
+  std::int64_t refused_logged_ns = 0;
+  std::uint64_t refused_unlogged = 0;
 
   rows_tap rows{*this};
   timing_tap timing{*this};
@@ -316,13 +328,29 @@ struct dashboard::impl {
 
 namespace {
 
+/// 300 s (Beast's suggested server timeout), or COSIM_DASHBOARD_IDLE_S seconds (1 .. 3600).
+std::chrono::seconds ws_idle_timeout() {
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read on the server thread; nothing sets it
+  if (const char* v = std::getenv("COSIM_DASHBOARD_IDLE_S"); v != nullptr) {
+    const long s = std::strtol(v, nullptr, 10);
+    if (s >= 1 && s <= 3600) return std::chrono::seconds(s);
+  }
+  return std::chrono::seconds(300);
+}
+
 class ws_session : public std::enable_shared_from_this<ws_session> {
  public:
   ws_session(tcp::socket&& s, dashboard::impl& d) : ws_(std::move(s)), d_(d) {}
 
   void run(http::request<http::string_body>&& req) {
     req_ = std::move(req);  // kept until the handshake is done
-    ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+    // Pings at half the idle timeout, which the browser answers by itself: a page that only
+    // listens is not idle, and a dead one is found (the default, no pings, dropped every page
+    // after 300 s). COSIM_DASHBOARD_IDLE_S shortens it (tests).
+    auto t = websocket::stream_base::timeout::suggested(beast::role_type::server);
+    t.idle_timeout = ws_idle_timeout();
+    t.keep_alive_pings = true;
+    ws_.set_option(t);
     ws_.read_message_max(4096);
     ++d_.handshakes;
     ws_.async_accept(req_, [self = shared_from_this()](beast::error_code ec) {
@@ -412,7 +440,14 @@ class ws_session : public std::enable_shared_from_this<ws_session> {
 
 class http_session : public std::enable_shared_from_this<http_session> {
  public:
-  http_session(tcp::socket&& s, dashboard::impl& d) : stream_(std::move(s)), d_(d) {}
+  http_session(tcp::socket&& s, dashboard::impl& d) : stream_(std::move(s)), d_(d) {
+    ++d_.http_connections;
+    beast::error_code ec;
+    local_ = beast::get_lowest_layer(stream_).socket().local_endpoint(ec).address();
+  }
+  http_session(const http_session&) = delete;
+  http_session& operator=(const http_session&) = delete;
+  ~http_session() { --d_.http_connections; }
 
   void read() {
     req_ = {};
@@ -430,7 +465,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
       // A page of another site (DNS rebinding, a cross-site WebSocket) has another Origin.
       const auto origin = req_.find(http::field::origin);
       const std::string host(req_[http::field::host]);
-      if (target != "/ws" || !d_.host_ok(host) ||
+      if (target != "/ws" || !d_.host_ok(host, local_) ||
           (origin != req_.end() && origin->value() != "http://" + host)) {
         reply(http::status::forbidden, "text/plain", "WebSocket refused: path or origin\n");
         return;
@@ -449,7 +484,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
     }
     // DNS rebinding: a foreign name resolving to this address reaches the server with its
     // own Host (and a matching Origin); only the address the server was started on is served.
-    if (!d_.host_ok(std::string(req_[http::field::host]))) {
+    if (!d_.host_ok(std::string(req_[http::field::host]), local_)) {
       reply(http::status::forbidden, "text/plain",
             "refused: Host is not the address cosim run printed\n");
       return;
@@ -510,21 +545,46 @@ class http_session : public std::enable_shared_from_this<http_session> {
   beast::flat_buffer buf_;
   http::request<http::string_body> req_;
   dashboard::impl& d_;
+  net::ip::address local_;
 };
 
 }  // namespace
 
 void dashboard::impl::start_accept() {
   acceptor.async_accept([this](beast::error_code ec, tcp::socket s) {
-    if (ec) return;  // closed
-    std::make_shared<http_session>(std::move(s), *this)->read();
+    if (ec == net::error::operation_aborted || !acceptor.is_open()) return;  // closed
+    if (ec) {
+      // EMFILE, ENFILE, ENOBUFS, ECONNABORTED, ...: the listening socket is fine, so back off
+      // and accept again; giving up here would leave the stop button dead for the run.
+      accept_retry.expires_after(std::chrono::milliseconds(50));
+      accept_retry.async_wait([this](beast::error_code e) {
+        if (!e) start_accept();
+      });
+      return;
+    }
+    if (http_connections >= max_http_connections) {
+      beast::error_code ignored;
+      s.close(ignored);  // over the bound: refused at once, the descriptor is back
+    } else {
+      std::make_shared<http_session>(std::move(s), *this)->read();
+    }
     start_accept();
   });
 }
 
 bool dashboard::impl::request_stop(std::string_view tok, const char* via) {
   if (!same_token(tok, token)) {
-    std::fprintf(stderr, "cosim: dashboard: stop refused (%s): missing or wrong token\n", via);
+    const std::int64_t now = now_ns();
+    if (refused_logged_ns != 0 && now - refused_logged_ns < 1'000'000'000) {
+      ++refused_unlogged;
+      return false;
+    }
+    refused_logged_ns = now;
+    std::fprintf(stderr,
+                 "cosim: dashboard: stop refused (%s): missing or wrong token (%llu more refused "
+                 "in the second before, not logged)\n",
+                 via, static_cast<unsigned long long>(refused_unlogged));
+    refused_unlogged = 0;
     return false;
   }
   // The same source and cause as SIGINT (run_command.cpp): summary.json says operator_signal.
@@ -737,6 +797,13 @@ dashboard::dashboard(const serve_options& opt, stop_source& stop, dashboard_info
                     where + ": cannot listen: " + ec.message() +
                         " (another program uses the port? --serve 0 picks a "
                         "free one)");
+  if (!ep.address().is_loopback())
+    std::fprintf(
+        stderr,
+        "cosim: dashboard: WARNING: --serve-any: serving on %s beyond this host, over "
+        "plain HTTP: the stop token in the printed URL travels unencrypted, so anyone "
+        "who can read the bench network's traffic (or the URL) can stop the run\n",
+        (opt.address + ":" + std::to_string(impl_->acceptor.local_endpoint(ec).port())).c_str());
 }
 
 dashboard::~dashboard() {
@@ -758,11 +825,17 @@ dashboard::~dashboard() {
   d->sessions.clear();
 }
 
-bool dashboard::impl::host_ok(const std::string& host) const {
+bool dashboard::impl::host_ok(const std::string& host, const net::ip::address& local) const {
   beast::error_code ec;
   const auto ep = acceptor.local_endpoint(ec);
   if (ec) return false;
-  const auto a = ep.address();
+  auto a = ep.address();
+  if (a.is_unspecified()) {
+    a = local;
+    // An IPv4 client of a dual-stack [::] listener arrives as ::ffff:a.b.c.d.
+    if (a.is_v6() && a.to_v6().is_v4_mapped())
+      a = net::ip::make_address_v4(net::ip::v4_mapped, a.to_v6());
+  }
   const std::string port = ":" + std::to_string(ep.port());
   const std::string addr = a.is_v6() ? "[" + a.to_string() + "]" : a.to_string();
   return host == addr + port || (a.is_loopback() && host == "localhost" + port);

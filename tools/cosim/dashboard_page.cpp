@@ -65,7 +65,8 @@ canvas{display:block;background:#fff;border:1px solid #eee;margin:4px 0}
 <tbody id="threads"><tr><td colspan="6" class="k">offline run or not started: no threads</td></tr></tbody></table>
 <div class="plots" id="thread-plots"></div></section>
 <section id="drivers-section" hidden><h2>Drivers</h2>
-<table><thead><tr><th>driver</th><th>received</th><th>sent</th><th>lost</th><th>duplicates</th><th>out of order</th><th>malformed</th><th>stale events</th></tr></thead>
+<p id="unauth" class="bad" hidden></p>
+<table><thead><tr><th>driver</th><th>auth</th><th>received</th><th>sent</th><th>lost</th><th>duplicates</th><th>out of order</th><th>malformed</th><th>bad MAC</th><th>kernel drops</th><th>stale events</th></tr></thead>
 <tbody id="drivers"></tbody></table></section>
 <section><h2>Columns (min/max over each update, so no spike is lost)</h2>
 <div id="columns"></div><div class="plots" id="plots"></div></section>
@@ -244,9 +245,13 @@ function onData(m) {
   if (m.drivers) {
     $("drivers-section").hidden = false;
     const tb = $("drivers"); tb.textContent = "";
+    const open = m.drivers.filter(d => d.auth === "none").map(d => d.name);
+    $("unauth").hidden = open.length === 0;
+    $("unauth").textContent = open.length === 0 ? "" : "UNAUTHENTICATED (auth = \"none\"): " +
+      open.join(", ") + " — any host on the bench network can forge or replay these datagrams";
     m.drivers.forEach(d => {
       const tr = document.createElement("tr");
-      for (const k of ["name", "received", "sent", "lost", "duplicates", "out_of_order", "malformed", "stale_events"]) {
+      for (const k of ["name", "auth", "received", "sent", "lost", "duplicates", "out_of_order", "malformed", "bad_mac", "kernel_drops", "stale_events"]) {
         const td = document.createElement("td"); td.textContent = d[k]; tr.appendChild(td);
       }
       tb.appendChild(tr);
@@ -298,7 +303,12 @@ function onEnd(m) {
 function connect() {
   ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws");
   ws.onopen = () => { $("conn").textContent = "connected"; };
-  ws.onclose = () => { $("conn").textContent = ended ? "run ended; server closed" : "disconnected"; };
+  ws.onclose = () => {
+    $("conn").textContent = ended ? "run ended; server closed" : "disconnected; reconnecting";
+    // A dropped page (network, server restart of the socket) comes back by itself; the hello
+    // it then gets rebuilds it. A run that ended stays as it is.
+    if (!ended) setTimeout(connect, 1000);
+  };
   ws.onmessage = ev => {
     const m = JSON.parse(ev.data);
     if (m.type === "hello") onHello(m);

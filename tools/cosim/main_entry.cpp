@@ -86,7 +86,7 @@ int main_entry(int argc, char** argv) {
       add_run_command(app),    add_compare_command(app), add_reference_command(app),
       add_sweep_command(app),  add_tune_command(app),    add_doctor_command(app),
       add_keys_command(app),   add_types_command(app),   add_inspect_command(app),
-      add_report_command(app), add_worker_command(app)};
+      add_report_command(app), add_worker_command(app),  add_check_command(app)};
   shorten_descriptions(app);
   try {
     app.parse(argc, argv);

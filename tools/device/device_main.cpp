@@ -15,12 +15,31 @@
 //     with the kappa of the current period, then on the grid again, so a stall never turns
 //     into a burst.
 //
+//   cosim-device joystick --to HOST:PORT --lockstep --manoeuvre M1|M2|FILE.csv
+//   cosim-device joystick --to HOST:PORT --replay FILE.csv      (= --lockstep --manoeuvre FILE)
+//                [--silent-after S] [--from-port PORT] [--sync-timeout S]
+//     Lockstep (run.mode = "lockstep", drivers/PROTOCOL.md "Lockstep"): answers each tick of
+//     the simulation (a lockstep heartbeat stamped with a macro step's simulation time T)
+//     with kappa(T) in a command datagram stamped T. Simulation time only: as fast as the
+//     simulation asks. --silent-after S stops answering from T >= S (the run then stops on
+//     its lockstep_timeout). Exits when no tick came for --sync-timeout seconds.
+//
 //   cosim-device valve --listen HOST:PORT [--log FILE.csv] [--feedback-to HOST:PORT]
-//                [--lag-s TAU] [--duration S]
+//                [--lag-s TAU] [--duration S] [--lockstep]
 //     Receives datagrams until SIGINT/SIGTERM (or --duration) and logs every one with
 //     its arrival time. With --feedback-to it answers each valid command with a
 //     valve_feedback spool position following a first-order lag (002 Eq. 28) of time
-//     constant TAU.
+//     constant TAU. --lockstep: acknowledges every lockstep datagram (a lockstep heartbeat
+//     stamped with the same simulation time, back to its sender) and logs the simulation time
+//     it carries (first column sim_time_s) instead of the arrival time.
+//
+//   cosim-device keygen FILE
+//     Writes a new random 256-bit key (64 hex digits) to FILE with mode 0600; never
+//     overwrites. The same FILE goes to the driver (drivers.<name>.key_file) and the device.
+//
+// joystick and valve speak the authenticated protocol (version 2, PROTOCOL.md) with
+// --key FILE, and the unauthenticated version 1 only with --auth none; one of the two is
+// required.
 //
 // Exit codes as for cosim: 0 done (--duration reached, or SIGINT/SIGTERM), 2 bad input or
 // I/O error (command-line errors included).
@@ -38,11 +57,13 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "cosim/drivers/bench_auth.hpp"
 #include "cosim/drivers/bench_protocol.hpp"
 #include "cosim/drivers/driver_config.hpp"
 #include "cosim/runtime/errno_text.hpp"
@@ -120,7 +141,7 @@ int udp_socket(const sockaddr_in& bind_addr, const char* what) {
 }
 
 std::size_t encode_one(message_type type, std::uint32_t seq, std::span<const double> values,
-                       std::array<std::byte, max_datagram_size>& buf) {
+                       std::span<std::byte> buf) {
   bench_message m{};
   m.type = type;
   m.sequence = seq;
@@ -128,6 +149,54 @@ std::size_t encode_one(message_type type, std::uint32_t seq, std::span<const dou
   m.channel_count = static_cast<std::uint16_t>(values.size());
   for (std::size_t i = 0; i < values.size(); ++i) m.channels[i] = values[i];
   return encode(m, buf);
+}
+
+/// --key FILE / --auth none: which protocol a device speaks.
+struct auth_options {
+  std::string key_file, auth;
+  bool on = false;
+  bench_key key;
+};
+
+void resolve_auth(auth_options& a) {
+  if (!a.auth.empty() && a.auth != "none" && a.auth != "hmac-sha512-256")
+    die("--auth " + a.auth + ": must be hmac-sha512-256 (with --key FILE) or none");
+  if (a.auth == "none") {
+    if (!a.key_file.empty()) die("--key is not used with --auth none (give one of the two)");
+    return;
+  }
+  if (a.key_file.empty())
+    die("--key FILE is required: the bench protocol is authenticated (create a key with "
+        "cosim-device keygen FILE); --auth none speaks the unauthenticated version 1");
+  a.key = read_key_file(a.key_file, "--key");
+  a.on = true;
+}
+
+/// Sends an authenticated message; true if the kernel took it.
+bool send_auth(int fd, const auth_message& m, const bench_key& key, const sockaddr_in& to) {
+  std::array<std::byte, max_auth_datagram_size> buf{};
+  const std::size_t n = encode_auth(m, key, buf);
+  return n != 0 && ::sendto(fd, buf.data(), n, 0, reinterpret_cast<const sockaddr*>(&to),
+                            sizeof to) == static_cast<ssize_t>(n);
+}
+
+/// Reads every datagram waiting on `fd` (non-blocking) and hands authenticated challenges
+/// to `sender`; true when one of them gave a session.
+bool take_challenges(int fd, const bench_key& key, auth_sender& sender, int timeout_ms) {
+  bool adopted = false;
+  std::array<std::byte, 2048> in{};
+  pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, timeout_ms) <= 0) return false;
+  for (;;) {
+    const ssize_t n = ::recv(fd, in.data(), in.size(), MSG_DONTWAIT);
+    if (n <= 0) break;
+    auth_message m{};
+    if (decode_auth(std::span<const std::byte>(in.data(), static_cast<std::size_t>(n)), key, m) ==
+            auth_status::ok &&
+        sender.on_challenge(m))
+      adopted = true;
+  }
+  return adopted;
 }
 
 // kappa(t) from a CSV file "t,kappa" (header optional), linearly interpolated.
@@ -179,7 +248,86 @@ struct joystick_options {
   unsigned seed = 1;
   bool sync = false;
   double sync_timeout = 30.0;
+  bool lockstep = false;
+  std::string replay;
+  auth_options auth;
 };
+
+/// Lockstep joystick: one command per tick of the simulation, stamped with the tick's time.
+/// Authenticated: the ticks' "say hello" is answered with a hello, a tick counts only under
+/// the session the simulation gave, and the answer goes under it.
+int run_joystick_lockstep(const joystick_options& o, int fd, const sockaddr_in& to,
+                          const std::function<double(double)>& kappa) {
+  std::fprintf(stderr, "cosim-device joystick: lockstep, waiting for the simulation's ticks\n");
+  std::array<std::byte, 2048> in{};
+  std::array<std::byte, max_auth_datagram_size> buf{};
+  std::uint32_t seq = 0;
+  std::uint64_t answered = 0;
+  auth_sender sender;
+  std::int64_t last_tick = cosim::monotonic_now_ns();
+  const auto idle_limit = static_cast<std::int64_t>(o.sync_timeout * 1e9);
+  while (!g_stop.load() && cosim::monotonic_now_ns() - last_tick < idle_limit) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 20) <= 0) continue;
+    const ssize_t n = ::recv(fd, in.data(), in.size(), 0);
+    if (n <= 0) continue;
+    const auto data = std::span<const std::byte>(in.data(), static_cast<std::size_t>(n));
+    std::uint64_t tick_ns = 0;
+    if (o.auth.on) {
+      auth_message m{};
+      if (decode_auth(data, o.auth.key, m) != auth_status::ok) continue;
+      if (m.type == challenge_type) {
+        (void)sender.on_challenge(m);
+        const std::int64_t now = cosim::monotonic_now_ns();
+        if (sender.hello_due(now, 0)) send_auth(fd, sender.hello(now, seq++), o.auth.key, to);
+        continue;
+      }
+      if (m.type != static_cast<std::uint8_t>(message_type::heartbeat) ||
+          (m.flags & flag_lockstep) == 0 || !sender.has_session() ||
+          m.session != sender.session())
+        continue;
+      tick_ns = m.timestamp_ns;
+    } else {
+      bench_message m{};
+      if (decode(data, m) != decode_status::ok || m.type != message_type::heartbeat ||
+          (m.flags & flag_lockstep) == 0)
+        continue;
+      tick_ns = m.timestamp_ns;
+    }
+    last_tick = cosim::monotonic_now_ns();
+    // The tick's simulation time, exactly as the runtime's to_seconds() gives it.
+    const double t = static_cast<double>(static_cast<std::int64_t>(tick_ns)) * 1e-9;
+    if (o.silent_after >= 0.0 && t >= o.silent_after) continue;  // a hung device
+    std::size_t k = 0;
+    if (o.auth.on) {
+      auth_message out{};
+      out.type = static_cast<std::uint8_t>(message_type::command);
+      out.flags = flag_lockstep;
+      out.sequence = seq++;
+      out.timestamp_ns = tick_ns;
+      out.session = sender.session();
+      out.channel_count = 1;
+      out.channels[0] = kappa(t);
+      k = encode_auth(out, o.auth.key, buf);
+    } else {
+      bench_message out{};
+      out.type = message_type::command;
+      out.flags = flag_lockstep;
+      out.sequence = seq++;
+      out.timestamp_ns = tick_ns;
+      out.channel_count = 1;
+      out.channels[0] = kappa(t);
+      k = encode(out, buf);
+    }
+    if (k != 0 && ::sendto(fd, buf.data(), k, 0, reinterpret_cast<const sockaddr*>(&to),
+                           sizeof to) == static_cast<ssize_t>(k))
+      ++answered;
+  }
+  ::close(fd);
+  std::fprintf(stderr, "cosim-device joystick: answered %llu ticks\n",
+               static_cast<unsigned long long>(answered));
+  return 0;
+}
 
 int run_joystick(const joystick_options& o) {
   const sockaddr_in to = address_or_die(o.to, "--to");
@@ -204,10 +352,27 @@ int run_joystick(const joystick_options& o) {
     if (!builtin) return table.at(t);
     return cosim::crane::manoeuvre::at(mk, t, kappa0);
   };
+  if (o.lockstep) return run_joystick_lockstep(o, fd, to, kappa);
 
   std::mt19937_64 rng(o.seed);
   std::uniform_real_distribution<double> u01(0.0, 1.0);
-  if (o.sync) {
+  std::uint32_t seq = 0;
+  auth_sender sender;
+  constexpr std::int64_t hello_period_ns = 20'000'000;
+  if (o.auth.on && o.sync) {
+    // Start the replay clock when the simulation gives this device its session: the answer
+    // to our hello, which the input driver sends only once the run has started.
+    std::fprintf(stderr, "cosim-device joystick: waiting for the simulation's session\n");
+    const std::int64_t give_up =
+        cosim::monotonic_now_ns() + static_cast<std::int64_t>(o.sync_timeout * 1e9);
+    while (!sender.has_session() && !g_stop.load() && cosim::monotonic_now_ns() < give_up) {
+      const std::int64_t now = cosim::monotonic_now_ns();
+      if (sender.hello_due(now, hello_period_ns))
+        send_auth(fd, sender.hello(now, seq++), o.auth.key, to);
+      take_challenges(fd, o.auth.key, sender, 5);
+    }
+    if (!sender.has_session()) die("--sync: no session from the simulation within --sync-timeout");
+  } else if (o.sync) {
     // Start the replay clock when the simulation announces its start (a heartbeat from
     // the input driver to its allowlisted peers, i.e. to this socket).
     std::fprintf(stderr, "cosim-device joystick: waiting for the simulation's heartbeat\n");
@@ -230,9 +395,8 @@ int run_joystick(const joystick_options& o) {
   }
   const std::int64_t period_ns = static_cast<std::int64_t>(std::llround(1e9 / o.rate));
   const std::int64_t start = cosim::monotonic_now_ns();
-  std::array<std::byte, max_datagram_size> buf{};
-  std::uint64_t sent = 0, dropped = 0, garbage = 0, skipped = 0;
-  std::uint32_t seq = 0;
+  std::array<std::byte, max_auth_datagram_size> buf{};
+  std::uint64_t sent = 0, dropped = 0, garbage = 0, skipped = 0, unsent = 0;
   for (std::int64_t k = 0; !g_stop.load(); ++k) {
     // Periods that ended while the process was not running are skipped, keeping the phase:
     // sending them now would be a burst of stale values. Sequence numbers count datagrams,
@@ -255,8 +419,29 @@ int run_joystick(const joystick_options& o) {
     if (o.jitter_us > 0) send_at += static_cast<std::int64_t>(u01(rng) * o.jitter_us * 1000.0);
     cosim::sleep_until_ns(send_at);
     const double v = kappa(t);
-    const std::size_t n =
-        encode_one(message_type::command, seq++, std::span<const double>(&v, 1), buf);
+    std::size_t n = 0;
+    if (o.auth.on) {
+      // Challenges (the first session, or the receiver asking for a hello) arrive on the
+      // sending socket; without a session a hello goes out instead of the value.
+      take_challenges(fd, o.auth.key, sender, 0);
+      const std::int64_t now = cosim::monotonic_now_ns();
+      if (sender.hello_due(now, hello_period_ns))
+        send_auth(fd, sender.hello(now, seq++), o.auth.key, to);
+      if (!sender.has_session()) {
+        ++unsent;
+        continue;
+      }
+      auth_message a{};
+      a.type = static_cast<std::uint8_t>(message_type::command);
+      a.sequence = seq++;
+      a.timestamp_ns = static_cast<std::uint64_t>(now);
+      a.session = sender.session();
+      a.channel_count = 1;
+      a.channels[0] = v;
+      n = encode_auth(a, o.auth.key, buf);
+    } else {
+      n = encode_one(message_type::command, seq++, std::span<const double>(&v, 1), buf);
+    }
     if (o.loss > 0.0 && u01(rng) < o.loss) {
       ++dropped;
     } else if (::sendto(fd, buf.data(), n, 0, reinterpret_cast<const sockaddr*>(&to), sizeof to) ==
@@ -280,15 +465,31 @@ int run_joystick(const joystick_options& o) {
   ::close(fd);
   std::fprintf(stderr,
                "cosim-device joystick: sent %llu, dropped %llu, garbage %llu, skipped %llu "
-               "periods (missed while not scheduled)\n",
+               "periods (missed while not scheduled), %llu before a session\n",
                static_cast<unsigned long long>(sent), static_cast<unsigned long long>(dropped),
-               static_cast<unsigned long long>(garbage), static_cast<unsigned long long>(skipped));
+               static_cast<unsigned long long>(garbage), static_cast<unsigned long long>(skipped),
+               static_cast<unsigned long long>(unsent));
   return 0;
 }
 
 struct valve_options {
   std::string listen, log, feedback_to;
   double lag_s = 0.0, duration = -1.0;
+  bool lockstep = false;
+  auth_options auth;
+};
+
+/// One received datagram of the valve, in either protocol version.
+struct valve_datagram {
+  const char* status = "";  // decode status, or bad_mac / old / wrong_session / hello
+  bool take = false;        // a fresh value to act on
+  int type = 0;
+  std::uint16_t flags = 0;
+  std::uint64_t session = 0;  // version 2
+  std::uint32_t sequence = 0;
+  std::uint64_t timestamp_ns = 0;
+  std::uint16_t channel_count = 0;
+  std::array<double, max_channels> channels{};
 };
 
 int run_valve(const valve_options& o) {
@@ -301,14 +502,20 @@ int run_valve(const valve_options& o) {
   if (!o.log.empty()) {
     log = std::fopen(o.log.c_str(), "w");
     if (log == nullptr) die("--log " + o.log + ": " + cosim::errno_text(errno));
-    std::fputs("arrival_s,source,status,type,sequence,timestamp_ns,channels,c0,c1,c2,c3\n", log);
+    std::fputs(o.lockstep
+                   ? "sim_time_s,source,status,type,sequence,timestamp_ns,channels,c0,c1,c2,c3\n"
+                   : "arrival_s,source,status,type,sequence,timestamp_ns,channels,c0,c1,c2,c3\n",
+               log);
     std::fflush(log);
   }
   const std::int64_t start = cosim::monotonic_now_ns();
   double spool = 0.0;
   bool spool_init = false;
   std::int64_t last_ns = start;
-  std::uint32_t fb_seq = 0;
+  std::uint32_t fb_seq = 0, challenge_seq = 0;
+  auth_receiver rx;       // commands from the output driver (one sender)
+  auth_sender fb_sender;  // feedback to the input driver
+  std::int64_t last_ask_ns = 0;
   std::uint64_t count = 0;
   std::array<std::byte, 2048> buf{};
   while (!g_stop.load()) {
@@ -324,29 +531,102 @@ int run_valve(const valve_options& o) {
     if (n < 0) continue;
     const std::int64_t now = cosim::monotonic_now_ns();
     ++count;
-    bench_message m{};
-    const decode_status st =
-        decode(std::span<const std::byte>(buf.data(), static_cast<std::size_t>(n)), m);
+    const auto data = std::span<const std::byte>(buf.data(), static_cast<std::size_t>(n));
+    valve_datagram d;
+    if (o.auth.on) {
+      auth_message m{};
+      decode_status framing = decode_status::ok;
+      const auth_status ast = decode_auth(data, o.auth.key, m, &framing);
+      d.status = ast == auth_status::malformed ? to_string(framing) : to_string(ast);
+      if (ast == auth_status::ok) {
+        d.type = m.type;
+        d.flags = m.flags;
+        d.session = m.session;
+        d.sequence = m.sequence;
+        d.timestamp_ns = m.timestamp_ns;
+        d.channel_count = m.channel_count;
+        d.channels = m.channels;
+        if (m.type == challenge_type) {
+          // For the feedback sender: the driver receiving valve_feedback gave a session.
+          fb_sender.on_challenge(m);
+        } else {
+          const auth_receiver::verdict v = rx.observe(m);
+          if (v == auth_receiver::verdict::hello) {
+            send_auth(fd, rx.challenge(m.nonce, challenge_seq++), o.auth.key, src);
+            d.status = "hello";
+          } else if (v == auth_receiver::verdict::old) {
+            d.status = "old";
+          } else if (v == auth_receiver::verdict::wrong_session) {
+            d.status = "wrong_session";
+            if (now - last_ask_ns >= 20'000'000) {  // "say hello", at most every 20 ms
+              last_ask_ns = now;
+              auth_message ask{};
+              ask.type = challenge_type;
+              ask.sequence = challenge_seq++;
+              send_auth(fd, ask, o.auth.key, src);
+            }
+          } else {
+            d.take = true;
+          }
+        }
+      }
+    } else {
+      bench_message m{};
+      const decode_status st = decode(data, m);
+      d.status = to_string(st);
+      if (st == decode_status::ok) {
+        d.take = true;
+        d.type = static_cast<int>(m.type);
+        d.flags = m.flags;
+        d.sequence = m.sequence;
+        d.timestamp_ns = m.timestamp_ns;
+        d.channel_count = m.channel_count;
+        d.channels = m.channels;
+      }
+    }
+    const bool known = d.type != 0;
+    const bool stepped = o.lockstep && d.take && (d.flags & flag_lockstep) != 0;
     if (log != nullptr) {
-      std::fprintf(log, "%.9f,%s,%s,%d,%u,%llu,%u", static_cast<double>(now - start) * 1e-9,
-                   to_string(src).c_str(), to_string(st),
-                   st == decode_status::ok ? static_cast<int>(m.type) : 0,
-                   st == decode_status::ok ? m.sequence : 0U,
-                   static_cast<unsigned long long>(st == decode_status::ok ? m.timestamp_ns : 0),
-                   st == decode_status::ok ? m.channel_count : 0U);
+      const double when = o.lockstep ? (stepped ? static_cast<double>(d.timestamp_ns) * 1e-9 : -1.0)
+                                     : static_cast<double>(now - start) * 1e-9;
+      std::fprintf(log, "%.9f,%s,%s,%d,%u,%llu,%u", when, to_string(src).c_str(), d.status, d.type,
+                   d.sequence,
+                   static_cast<unsigned long long>(d.timestamp_ns), d.channel_count);
       for (std::size_t i = 0; i < 4; ++i) {
-        if (st == decode_status::ok && i < m.channel_count)
-          std::fprintf(log, ",%.17g", m.channels[i]);
+        if (known && i < d.channel_count)
+          std::fprintf(log, ",%.17g", d.channels[i]);
         else
           std::fputs(",", log);
       }
       std::fputs("\n", log);
       std::fflush(log);
     }
-    if (feedback && st == decode_status::ok && m.type == message_type::valve_command &&
-        m.channel_count > 0) {
+    if (stepped && d.type != static_cast<int>(message_type::heartbeat)) {
+      // Lockstep: acknowledge the step, so the simulation goes on only once this is logged;
+      // authenticated, under the session of the datagram (the one this valve gave).
+      if (o.auth.on) {
+        auth_message a{};
+        a.type = static_cast<std::uint8_t>(message_type::heartbeat);
+        a.flags = flag_lockstep;
+        a.sequence = fb_seq++;
+        a.timestamp_ns = d.timestamp_ns;
+        a.session = d.session;
+        send_auth(fd, a, o.auth.key, src);
+      } else {
+        std::array<std::byte, max_datagram_size> ack{};
+        bench_message a{};
+        a.type = message_type::heartbeat;
+        a.flags = flag_lockstep;
+        a.sequence = fb_seq++;
+        a.timestamp_ns = d.timestamp_ns;
+        const std::size_t k = encode(a, ack);
+        ::sendto(fd, ack.data(), k, 0, reinterpret_cast<const sockaddr*>(&src), sizeof src);
+      }
+    }
+    if (feedback && d.take && d.type == static_cast<int>(message_type::valve_command) &&
+        d.channel_count > 0) {
       // 002 Eq. (28): tau x' = u - x, integrated exactly over the time since the last packet.
-      const double u = m.channels[0];
+      const double u = d.channels[0];
       const double dt = static_cast<double>(now - last_ns) * 1e-9;
       if (!spool_init || o.lag_s <= 0.0)
         spool = spool_init ? (o.lag_s <= 0.0 ? u : spool) : u;
@@ -354,10 +634,25 @@ int run_valve(const valve_options& o) {
         spool += (u - spool) * (1.0 - std::exp(-dt / o.lag_s));
       spool_init = true;
       last_ns = now;
-      std::array<std::byte, max_datagram_size> out{};
-      const std::size_t k = encode_one(message_type::valve_feedback, fb_seq++,
-                                       std::span<const double>(&spool, 1), out);
-      ::sendto(fd, out.data(), k, 0, reinterpret_cast<const sockaddr*>(&fb), sizeof fb);
+      if (o.auth.on) {
+        if (fb_sender.hello_due(now, 20'000'000))
+          send_auth(fd, fb_sender.hello(now, fb_seq++), o.auth.key, fb);
+        if (fb_sender.has_session()) {
+          auth_message a{};
+          a.type = static_cast<std::uint8_t>(message_type::valve_feedback);
+          a.sequence = fb_seq++;
+          a.timestamp_ns = static_cast<std::uint64_t>(now);
+          a.session = fb_sender.session();
+          a.channel_count = 1;
+          a.channels[0] = spool;
+          send_auth(fd, a, o.auth.key, fb);
+        }
+      } else {
+        std::array<std::byte, max_datagram_size> out{};
+        const std::size_t k = encode_one(message_type::valve_feedback, fb_seq++,
+                                         std::span<const double>(&spool, 1), out);
+        ::sendto(fd, out.data(), k, 0, reinterpret_cast<const sockaddr*>(&fb), sizeof fb);
+      }
     }
   }
   if (log != nullptr) std::fclose(log);
@@ -380,7 +675,14 @@ int main(int argc, char** argv) try {
   auto* js =
       app.add_subcommand("joystick", "Replay kappa(t) as command datagrams on wall-clock time");
   js->add_option("--to", jo.to, "Destination HOST:PORT")->required();
-  js->add_option("--manoeuvre", jo.manoeuvre, "M1, M2, hold or a t,kappa CSV file")->required();
+  auto* manoeuvre_opt =
+      js->add_option("--manoeuvre", jo.manoeuvre, "M1, M2, hold or a t,kappa CSV file");
+  auto* replay_opt = js->add_option(
+      "--replay", jo.replay, "Play a t,kappa CSV trace in simulation time (implies --lockstep)");
+  manoeuvre_opt->excludes(replay_opt);
+  js->add_flag("--lockstep", jo.lockstep,
+               "Answer the simulation's lockstep ticks with kappa at each tick's simulation time "
+               "(run.mode = \"lockstep\")");
   js->add_option("--rate", jo.rate,
                  "Datagrams per second (default 1000). At most 10 kHz: a shorter period is as\n"
                  "short as a non-realtime machine's wake-up latency. Periods missed while the\n"
@@ -416,8 +718,21 @@ int main(int argc, char** argv) try {
   vs->add_option("--feedback-to", vo.feedback_to, "Send valve_feedback to HOST:PORT");
   vs->add_option("--lag-s", vo.lag_s, "First-order lag time constant of the spool [s]")
       ->check(finite_in(0.0, max_seconds, false, "s"));
+  vs->add_flag("--lockstep", vo.lockstep,
+               "Acknowledge lockstep datagrams and log their simulation time (run.mode = "
+               "\"lockstep\")");
   vs->add_option("--duration", vo.duration, "Exit after S seconds (default: until SIGINT/SIGTERM)")
       ->check(finite_in(0.0, max_seconds, true, "s"));
+  for (auto* sub : {js, vs}) {
+    auth_options& a = sub == js ? jo.auth : vo.auth;
+    sub->add_option("--key", a.key_file,
+                    "Key file of the authenticated protocol (the driver's key_file; mode 0600)");
+    sub->add_option("--auth", a.auth,
+                    "none: speak the unauthenticated version 1 instead (no --key)");
+  }
+  std::string key_path;
+  auto* kg = app.add_subcommand("keygen", "Write a new random 256-bit key file (mode 0600)");
+  kg->add_option("FILE", key_path, "Key file to create (never overwritten)")->required();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -425,7 +740,30 @@ int main(int argc, char** argv) try {
     return app.exit(e) == 0 ? 0 : 2;
   }
   install_signals();
-  if (js->parsed()) return run_joystick(jo);
+  if (kg->parsed()) {
+    write_key_file(key_path);
+    std::fprintf(stderr, "cosim-device: wrote a new 256-bit key to %s (mode 0600)\n",
+                 key_path.c_str());
+    return 0;
+  }
+  if (js->parsed()) {
+    if (!jo.replay.empty()) {
+      jo.manoeuvre = jo.replay;
+      jo.lockstep = true;
+    } else if (manoeuvre_opt->count() == 0) {
+      die("joystick: --manoeuvre or --replay is required");
+    }
+    if (jo.lockstep && jo.sync) die("--sync: a lockstep joystick follows the ticks, not a clock");
+    if (jo.lockstep && (jo.loss > 0.0 || jo.garbage > 0.0 || jo.jitter_us > 0))
+      die("--loss, --garbage and --jitter-us act on wall-clock replay only (in lockstep every "
+          "datagram belongs to one macro step; --silent-after makes a device that stops)");
+    resolve_auth(jo.auth);
+    return run_joystick(jo);
+  }
+  if (vo.lockstep && !vo.feedback_to.empty())
+    die("valve --lockstep: --feedback-to is not available in lockstep (feedback would be a "
+        "second input per step)");
+  resolve_auth(vo.auth);
   return run_valve(vo);
 } catch (const std::exception& e) {
   // Bad input or I/O errors of a run, and failures setting up the command line itself.

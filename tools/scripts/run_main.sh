@@ -6,6 +6,8 @@
 # on loopback. The two simulated bench devices are started here and stopped afterwards:
 #   cosim-device joystick  replays the M1 valve command to 127.0.0.1:5600 (from port 5601)
 #   cosim-device valve     listens on 127.0.0.1:5602 and logs every command to valve.csv
+# Drivers and devices authenticate every datagram (drivers/PROTOCOL.md, version 2) with the
+# shared key results/bench.key, created here once with `cosim-device keygen` (mode 0600).
 # COSIM_SCENARIO=path.toml runs another scenario instead (offline scenarios need no
 # devices). Extra arguments go to `cosim run` (e.g. --set run.duration=5).
 set -euo pipefail
@@ -37,17 +39,21 @@ stop_devices() {
 }
 trap stop_devices EXIT
 
+auth_sets=()
 if grep -q '^kappa_source *= *"driver:joystick' "$scenario"; then
+  key=results/bench.key
+  [[ -f "$key" ]] || "$device" keygen "$key"
+  auth_sets=(--set "drivers.joystick.key_file=\"$key\"" --set "drivers.valve.key_file=\"$key\"")
   # Same ports as bench_udp.toml; the valve outlives the run so it logs the safe values
   # sent at the end, and the joystick starts its replay at the simulation's start heartbeat.
-  "$device" valve --listen 127.0.0.1:5602 --log "$out/valve.csv" --duration 60 \
+  "$device" valve --key "$key" --listen 127.0.0.1:5602 --log "$out/valve.csv" --duration 60 \
     2>"$out/valve.log" &
   pids+=($!)
-  "$device" joystick --to 127.0.0.1:5600 --from-port 5601 --manoeuvre M1 --duration 12 --sync \
+  "$device" joystick --key "$key" --to 127.0.0.1:5600 --from-port 5601 --manoeuvre M1 --duration 12 --sync \
     2>"$out/joystick.log" &
   pids+=($!)
   # Wait until both listen: the valve has written its log header, the joystick waits for
-  # the simulation's start heartbeat.
+  # the session the simulation gives it at its start.
   for _ in $(seq 200); do
     [[ -s "$out/valve.csv" ]] && grep -q waiting "$out/joystick.log" && break
     sleep 0.025
@@ -56,7 +62,7 @@ if grep -q '^kappa_source *= *"driver:joystick' "$scenario"; then
 fi
 
 set +e
-build/tools/cosim run "$scenario" --out "$out" "$@"
+build/tools/cosim run "$scenario" --out "$out" "${auth_sets[@]}" "$@"
 rc=$?
 set -e
 sleep 0.3  # let the valve log the last safe-value datagrams

@@ -31,7 +31,14 @@ struct bench_message {
   std::uint64_t timestamp_ns;  // sender's monotonic clock
   std::uint16_t channel_count;
   std::array<double, max_channels> channels;  // only [0, channel_count) is meaningful
+  /// Defined flag bits only (flag_lockstep); every other bit is written as 0 and ignored.
+  std::uint16_t flags;
 };
+
+/// Flag of a lockstep run (PROTOCOL.md, "Lockstep"): timestamp_ns is the simulation time
+/// of the macro step the datagram belongs to, not a clock reading.
+inline constexpr std::uint16_t flag_lockstep = 0x0100;
+inline constexpr std::uint16_t known_flags = flag_lockstep;
 
 enum class decode_status {
   ok,
@@ -56,8 +63,8 @@ std::size_t encoded_size(std::uint16_t channel_count) noexcept;
 std::size_t encode(const bench_message& m, std::span<std::byte> out) noexcept;
 
 // Validates and parses one whole datagram. Never reads outside `in`. `out` is written only
-// when the result is ok; channels at and beyond channel_count are then set to 0.0. The flags
-// and reserved header fields are ignored (see PROTOCOL.md).
+// when the result is ok; channels at and beyond channel_count are then set to 0.0. Flag bits
+// other than known_flags and the reserved field are ignored (see PROTOCOL.md).
 decode_status decode(std::span<const std::byte> in, bench_message& out) noexcept;
 
 }  // namespace cosim::drivers

@@ -34,6 +34,9 @@ class udp_backend {
 
   [[nodiscard]] virtual const char* kind() const noexcept = 0;
   [[nodiscard]] virtual std::uint16_t local_port() const noexcept = 0;
+  /// The bound socket. A lockstep driver (run.mode = "lockstep") receives on it from the
+  /// model thread with poll(2) while run() is not running.
+  [[nodiscard]] virtual int socket_fd() const noexcept = 0;
   /// Event loop; returns after stop(). Runs on the I/O thread.
   virtual void run(datagram_handler& handler) = 0;
   /// Any thread, never blocks.
@@ -43,6 +46,9 @@ class udp_backend {
   /// Non-blocking send; false if the kernel refused it. Any thread, and a signal handler:
   /// both backends send with a plain sendto(2) on their socket.
   virtual bool send_to(std::span<const std::byte> data, const sockaddr_in& to) noexcept = 0;
+  /// Datagrams the kernel dropped on this socket (receive buffer full, e.g. under a flood)
+  /// since it was opened. Any thread.
+  [[nodiscard]] virtual std::uint64_t kernel_drops() const noexcept = 0;
 };
 
 /// True if this build has the io_uring backend (liburing found at configure time).
@@ -56,5 +62,9 @@ std::unique_ptr<udp_backend> make_backend(const std::string& kind, const sockadd
 /// Non-blocking UDP socket bound to addr (SO_REUSEADDR off); throws cosim::error naming
 /// `what`. Shared by the backends.
 int open_udp_socket(const sockaddr_in& addr, const std::string& what);
+
+/// The socket's drop counter (sk_drops, the count SO_RXQ_OVFL reports per datagram), read
+/// with getsockopt(SO_MEMINFO); 0 if the kernel does not tell.
+std::uint64_t socket_drops(int fd) noexcept;
 
 }  // namespace cosim::drivers

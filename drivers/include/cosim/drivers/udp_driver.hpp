@@ -13,15 +13,24 @@
 //    thread that trips it (trip_fail_safe: the watchdog, the recorder, a signal handler),
 //    and nothing but safe values after that: the stopping run never waits for a model.
 //
+// Lockstep (driver_config::lockstep, run.mode = "lockstep"; PROTOCOL.md "Lockstep"): no I/O
+// thread. The model thread exchanges one datagram pair per macro step on the socket: the
+// input driver sends a lockstep tick stamped with the step's simulation time and waits for
+// the device's values for that time; the output driver sends its values so stamped and waits
+// for the device's acknowledgement. No answer within lockstep_timeout, or a device that
+// answers without the lockstep flag, stops the run (stop_cause::lockstep_device).
+//
 // Drivers are ordinary subsystems: every executor starts their I/O thread through
 // subsystem::start() and ends it through subsystem::stop(fail_safe); their counters reach
 // summary.json through subsystem::write_statistics().
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "cosim/drivers/bench_auth.hpp"
 #include "cosim/drivers/bench_protocol.hpp"
 #include "cosim/drivers/driver_config.hpp"
 #include "cosim/drivers/sequence_tracker.hpp"
@@ -51,7 +60,16 @@ struct driver_stats {
   std::uint64_t clamped = 0;  // channel values clamped into [min, max]
   std::uint64_t stale_events = 0;
   std::uint64_t sender_restarts = 0;  // input: sender restarts detected (counters kept)
+  /// Authenticated protocol (PROTOCOL.md): well-framed datagrams whose tag is wrong, and
+  /// authenticated ones under no live session (replays of another session).
+  std::uint64_t bad_mac = 0;
+  std::uint64_t stale_session = 0;
+  std::uint64_t kernel_drops = 0;  // dropped by the kernel before the driver saw them
+  std::uint64_t unsent = 0;        // output: values not sent, the device gave no session yet
+  std::string auth;                // "hmac-sha512-256" or "none"
   bool stale_stop = false;
+  double silenced_at_s = -1.0;  // input: when an [[events]] silence/drop fault fired (< 0: never)
+  std::uint64_t dropped_by_event = 0;  // input: new values a "drop" / "silence" event discarded
 };
 
 /// Newest channel values of an input driver, with their CLOCK_MONOTONIC arrival time.
@@ -86,6 +104,18 @@ class udp_driver : public subsystem, protected datagram_handler {
   /// queued (the last macro steps' values) unless the driver was tripped.
   virtual void send_queued() noexcept {}
 
+  // ---- lockstep (model thread only)
+  enum class lockstep_wait { received, timeout, stopped };
+  /// Receives one datagram on the socket (handed to on_datagram) unless the deadline
+  /// (CLOCK_MONOTONIC) passes first or the run is stopped.
+  lockstep_wait lockstep_receive(std::int64_t deadline_ns) noexcept;
+  /// Buffer for the lockstep stop's message; lockstep_fail() then stops the run with it
+  /// (lockstep_device; before start() the stop is raised by start()). Once.
+  [[nodiscard]] std::span<char> lockstep_text() noexcept { return lockstep_text_; }
+  void lockstep_fail() noexcept;
+  [[nodiscard]] bool lockstep_failed() const noexcept { return lockstep_failed_; }
+  [[nodiscard]] std::int64_t lockstep_timeout_ns() const noexcept;
+
   driver_config cfg_;
   std::unique_ptr<udp_backend> backend_;
   stop_source* stop_ = nullptr;
@@ -100,6 +130,8 @@ class udp_driver : public subsystem, protected datagram_handler {
   void stop_io() noexcept;
 
   std::unique_ptr<rt_thread> io_;
+  bool lockstep_failed_ = false;
+  std::array<char, 512> lockstep_text_{};  // the stop's message (lives as long as the driver)
 };
 
 class udp_input_driver final : public udp_driver {
@@ -116,6 +148,23 @@ class udp_input_driver final : public udp_driver {
   void on_datagram(std::span<const std::byte> data, const sockaddr_in& from,
                    std::int64_t arrival_ns) noexcept override;
   void on_wake() noexcept override;
+  /// Lockstep: tick for t, wait for the device's values for t (into slot_).
+  void lockstep_exchange(std::int64_t t_ns) noexcept;
+  /// Lockstep part of on_datagram (either version): false drops the datagram.
+  bool lockstep_accept(std::uint8_t type, std::uint16_t flags, std::uint64_t timestamp_ns) noexcept;
+  // Version 1 (auth = "none") and version 2 (authenticated) receive paths.
+  void on_datagram_v1(std::span<const std::byte> data, std::size_t peer,
+                      std::int64_t arrival_ns) noexcept;
+  void on_datagram_auth(std::span<const std::byte> data, std::size_t peer,
+                        std::int64_t arrival_ns) noexcept;
+  /// Checks 4-7 of PROTOCOL.md "Receiving side" and the delivery of the values.
+  void take_values(std::uint8_t type, std::uint16_t n, const std::array<double, max_channels>& ch,
+                   bool fresh, std::int64_t arrival_ns) noexcept;
+  /// Lockstep ticks (either version) to every peer; authenticated: a peer without a session
+  /// is asked for a hello instead.
+  void send_ticks(std::int64_t t_ns) noexcept;
+  void publish_sequence_counters() noexcept;
+  void send_auth(const auth_message& m, const sockaddr_in& to) noexcept;
 
   std::vector<sockaddr_in> peers_;
   // Start of the run announced to the peers with a heartbeat each (devices started with
@@ -128,6 +177,8 @@ class udp_input_driver final : public udp_driver {
   std::uint32_t heartbeat_seq_ = 0;
   std::vector<sequence_tracker> trackers_;  // one per peer (I/O thread)
   std::vector<int> run_of_old_;             // consecutive out-of-order per peer
+  std::vector<auth_receiver> receivers_;    // authenticated: one per peer (I/O thread)
+  std::vector<std::int64_t> last_ask_ns_;   // last "say hello" per peer (I/O thread)
   latest_value<values> slot_;
   // Real-time side.
   values current_{};
@@ -136,10 +187,18 @@ class udp_input_driver final : public udp_driver {
   bool stale_ = false;
   // Statistics (single writer each, read after the run).
   std::atomic<std::uint64_t> received_{0}, lost_{0}, dup_{0}, ooo_{0}, restarts_{0}, malformed_{0},
-      wrong_count_{0}, rejected_{0}, clamped_{0}, stale_events_{0};
+      wrong_count_{0}, rejected_{0}, clamped_{0}, stale_events_{0}, bad_mac_{0}, stale_session_{0};
   std::atomic<bool> stale_stop_{false};
   // The stale_input stop's messages (built here: raising one allocates nothing).
   std::string stale_text_, silent_text_;
+  // Lockstep: simulation time [ns] whose values are awaited; a peer that sent a datagram
+  // without the lockstep flag.
+  std::int64_t lockstep_expect_ns_ = -1;
+  bool lockstep_refused_ = false;
+  // [[events]] silence fault: from silence_ns_ on, nothing received is used.
+  std::int64_t silence_ns_ = -1;
+  std::atomic<std::int64_t> silenced_at_ns_{-1};
+  std::atomic<std::uint64_t> dropped_by_event_{0};
 };
 
 class udp_output_driver final : public udp_driver {
@@ -157,8 +216,34 @@ class udp_output_driver final : public udp_driver {
   void do_update_outputs(time_point t) noexcept override;
   void on_wake() noexcept override;
   void send_values(const std::array<double, max_channels>& v) noexcept;
+  /// Flags and timestamp of a value datagram: the monotonic clock, or in lockstep the step's
+  /// simulation time with the lockstep flag.
+  void stamp(std::uint16_t& flags, std::uint64_t& timestamp_ns) const noexcept;
+  /// The device's challenges (authenticated) and lockstep acknowledgements (I/O thread, or
+  /// the model thread in lockstep).
+  void on_datagram(std::span<const std::byte> data, const sockaddr_in& from,
+                   std::int64_t arrival_ns) noexcept override;
+  void say_hello_if_due() noexcept;
+  /// Lockstep: waits for the acknowledgement of the previous step, then sends p stamped
+  /// with its simulation time.
+  void lockstep_exchange(const packet& p) noexcept;
+  /// False (and the run stopped) when the pending acknowledgement did not come in time.
+  bool lockstep_await_ack() noexcept;
+  /// Lockstep, authenticated: says hello until the device gives a session; false (and the
+  /// run stopped) when none came within startup_timeout.
+  bool lockstep_await_session() noexcept;
 
   sockaddr_in to_{};
+  // Authenticated: handshake state (I/O thread) and the session it gave, read by every
+  // sender (0: none yet, nothing is sent).
+  auth_sender sender_;
+  std::atomic<std::uint64_t> session_{0};
+  std::atomic<std::uint64_t> bad_mac_{0}, unsent_{0};
+  // Lockstep: the simulation time stamped on what is sent (the safe values of a stop carry
+  // the last step's), the acknowledgement awaited.
+  std::atomic<std::int64_t> lockstep_t_ns_{0};
+  bool acked_ = false;
+  bool ack_pending_ = false;
   spsc_ring<packet> ring_{1024};
   // Taken by the I/O thread and by a trip on any thread: the safe values carry the newest
   // sequence numbers, so a command the I/O thread sent concurrently reaches the device as

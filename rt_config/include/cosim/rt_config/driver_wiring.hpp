@@ -9,6 +9,8 @@ namespace cosim::config {
 /// Reads and checks every [drivers.<name>] table into sc.drivers; adds each driver to
 /// sc.subsystems (step = H) and to the end of sc.run.order.
 void read_drivers(config_reader& r, scenario& sc);
+/// [[events]] (docs/ci.md): after read_drivers. Only the driver fault "silence" so far.
+void read_events(config_reader& r, scenario& sc);
 
 /// Adds the driver subsystems (binding their sockets) and connects output drivers'
 /// `from` ports. Idempotent: a model that needs a driver output during its own build

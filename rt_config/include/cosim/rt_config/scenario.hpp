@@ -20,7 +20,9 @@
 namespace cosim::config {
 
 /// Which executor runs the system (executor.hpp, threaded_executor.hpp).
-enum class run_mode { offline, threaded, realtime };
+// lockstep: the offline executor, with the UDP drivers exchanging one datagram pair per macro
+// step with devices that follow simulation time (drivers/PROTOCOL.md, "Lockstep").
+enum class run_mode { offline, threaded, realtime, lockstep };
 const char* to_string(run_mode m) noexcept;
 
 struct run_config {
@@ -113,7 +115,13 @@ struct scenario {
   std::vector<alarm_config> alarms;  // [[alarms]] (alarm_keys.cpp)
   realtime_config rt;
   std::vector<drivers::driver_config> drivers;  // [drivers.<name>] (driver_config.cpp)
-  dds_config dds;                               // [dds] (dds_config.cpp)
+  struct event {
+    double time = 0.0;   // [s] simulation time
+    std::string action;  // "silence"
+    std::string driver;  // its target
+  };
+  std::vector<event> events;  // [[events]] (driver_config.cpp, read_events)
+  dds_config dds;             // [dds] (dds_config.cpp)
   /// The open description: read from a system file, or expanded from the [model] preset.
   system_spec system;
   bool preset = false;  // true: from [model] (model/options/params set), false: a system file

@@ -37,6 +37,8 @@ enum class stop_cause : int {
                     // who = its name
   remote_lost,      // a remote subsystem's worker lost its liveliness (process gone); who = name
   alarm,            // a stop alarm fired (alarm.hpp); code = its index, who = its name
+  lockstep_device,  // run.mode = "lockstep": a driver's device did not answer a macro step
+                    // within lockstep_timeout, or cannot do lockstep; who = the whole message
 };
 
 /// Raised by a subsystem's step that then returns false: a model that ended the simulation
