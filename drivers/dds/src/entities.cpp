@@ -92,6 +92,17 @@ void security_qos(const qos& q, const security_options& s) {
   file("dds.sec.access.permissions", s.permissions);
 }
 
+// Cyclone's receive threads decrypt incoming messages with OpenSSL until the domain is
+// deleted, and a domain outlives the participants (it is deleted at the library's unload).
+// OpenSSL frees its state in its own exit handler: a message arriving then crashes the
+// process at exit. Exit handlers run in reverse order of registration, so one registered
+// after the first secured participant exists (after OpenSSL registered its own) deletes
+// every DDS entity, stopping those threads, before OpenSSL cleans up.
+void stop_dds_before_openssl_at_exit() {
+  static std::once_flag once;
+  std::call_once(once, [] { std::atexit([] { (void)dds_delete(DDS_CYCLONEDDS_HANDLE); }); });
+}
+
 }  // namespace
 
 const char* security_plugin_dir() noexcept {
@@ -171,6 +182,7 @@ participant::participant(std::uint32_t domain, const std::string& partition, std
               std::to_string(domain) + "; permissions and governance " + security.governance +
               " must be signed by permissions_ca " + security.permissions_ca + " and valid now");
     participant_ = entity(h);
+    stop_dds_before_openssl_at_exit();
   } else {
     participant_ = entity(checked(dds_create_participant(domain, nullptr, nullptr), "participant"));
   }
