@@ -196,9 +196,8 @@ std::vector<key_doc> dds_keys() {
   };
   for (const security_key& k : security_keys())
     keys.push_back({std::string("dds.security.") + k.name,
-                    std::string(k.doc) +
-                        "; path relative to the system file. All six or none: DDS Security "
-                        "(authenticated, access-controlled, encrypted step topics)"});
+                    std::string("DDS Security: ") + k.doc +
+                        "; relative to the system file; all six keys or none"});
   return keys;
 }
 
