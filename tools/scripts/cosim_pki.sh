@@ -12,6 +12,8 @@
 # DIR/NAME.pem, NAME.key      each worker's identity (default names worker1 ... workerN)
 # DIR/governance.p7s          signed governance: the cosim topics encrypted and access-controlled
 # DIR/permissions.p7s         signed permissions: the subjects above on domain D, partition P
+#                             (P may hold '*' wildcards: 'bench1-*' grants every partition
+#                             whose name starts with bench1-)
 # DIR/*.xml                   the unsigned documents, for reading
 #
 # --ca-from DIR reuses the CA of an earlier run (its ca.pem and ca.key) instead of making a
@@ -56,8 +58,8 @@ command -v openssl >/dev/null ||
 safe='^[A-Za-z0-9][A-Za-z0-9 ._-]*$'
 [[ "$bench" =~ $safe ]] ||
   { echo "cosim_pki: --bench '$bench': letters, digits, space, '.', '_', '-' only" >&2; exit 2; }
-[[ "$partition" =~ ^[A-Za-z0-9._-]+$ ]] ||
-  { echo "cosim_pki: --partition '$partition': letters, digits, '.', '_', '-' only" >&2; exit 2; }
+[[ "$partition" =~ ^[A-Za-z0-9._*-]+$ ]] ||
+  { echo "cosim_pki: --partition '$partition': letters, digits, '.', '_', '-', '*' only" >&2; exit 2; }
 if [ -n "$n_workers" ]; then
   [[ "$n_workers" =~ ^[0-9]+$ ]] && [ "$n_workers" -ge 1 ] ||
     { echo "cosim_pki: --workers $n_workers: must be at least 1" >&2; exit 2; }
