@@ -429,11 +429,13 @@ class pki {
       return;
     }
     dir = tmpl;
-    const pid_t p = spawn({"/bin/bash", "-c",
-                           "exec \"$0\" --out \"$1\" --domain \"$2\" --partition 'cosim-bench-*' "
-                           ">/dev/null",
-                           COSIM_SOURCE_DIR "/tools/scripts/cosim_pki.sh", dir + "/pki",
-                           std::to_string(domain)});
+    // Through a shell only to silence its summary on stdout.
+    const std::string script =
+        "exec \"$0\" --out \"$1\" --domain \"$2\" --partition "
+        "'cosim-bench-*' >/dev/null";
+    const std::string program = COSIM_SOURCE_DIR "/tools/scripts/cosim_pki.sh";
+    const pid_t p =
+        spawn({"/bin/bash", "-c", script, program, dir + "/pki", std::to_string(domain)});
     if (wait_child(p) != 0) why = "tools/scripts/cosim_pki.sh failed (is openssl installed?)";
     dir += "/pki";
   }
