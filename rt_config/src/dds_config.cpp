@@ -101,6 +101,9 @@ void read_security(config_reader& r, dds_config& d) {
 
 }  // namespace
 
+// Set in the environment of the workers a master starts, once it has warned.
+constexpr const char* warned_env = "COSIM_DDS_UNAUTHENTICATED_WARNED";
+
 void warn_unauthenticated_dds(const scenario& sc) {
   bool any = false, all_process = true;
   for (const auto& [name, c] : sc.subsystems) {
@@ -108,9 +111,12 @@ void warn_unauthenticated_dds(const scenario& sc) {
     all_process = all_process && (!c.remote || c.process);
   }
   if (!any || !sc.dds.security.identity_ca.empty()) return;
-  // Once per process: a sweep builds the system again for every run.
+  // Once per process: a sweep builds the system again for every run. A worker the master
+  // started itself (host = "process") leaves it to the master.
   static std::atomic<bool> warned{false};
   if (warned.exchange(true)) return;
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read only, set by the master before the exec
+  if (const char* e = std::getenv(warned_env); e != nullptr && *e == '1') return;
   spdlog::warn(
       "DDS traffic of remote subsystems is not authenticated (no [dds.security]): anyone {} "
       "on DDS domain {} can read every step and forge commands and replies; see "
@@ -252,6 +258,7 @@ std::unique_ptr<dds::worker_process> start_worker(const scenario& sc, const std:
     o.cyclone_config = dds::loopback_config();
     p.env.push_back("CYCLONEDDS_URI=" + o.cyclone_config);
   }
+  if (sc.dds.security.identity_ca.empty()) p.env.push_back(std::string(warned_env) + "=1");
   p.log_prefix = "[worker " + name + "] ";
   return std::make_unique<dds::worker_process>(p);
 }
