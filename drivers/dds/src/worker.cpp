@@ -40,7 +40,11 @@ const char* step_refusal(const cosim_remote_command& c, std::int64_t macro_step_
   if (c.k < 0) return "k < 0";
   if (macro_step_ns > 0 && c.k > std::max<std::int64_t>(1, macro_step_ns / c.h_ns))
     return "k steps of h cover more than the run's macro step";
-  if (c.t_out_ns - c.t_ns != c.k * c.h_ns) return "end time is not t + k h";
+  // Forged values may be anything: no signed overflow on the way.
+  std::int64_t span = 0, end = 0;
+  if (__builtin_mul_overflow(c.k, c.h_ns, &span) || __builtin_add_overflow(c.t_ns, span, &end) ||
+      end != c.t_out_ns)
+    return "end time is not t + k h";
   return nullptr;
 }
 
