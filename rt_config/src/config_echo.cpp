@@ -94,6 +94,8 @@ void write_runtime_config_json(json_writer& j, const scenario& sc) {
     j.key("discovery_timeout").value(sc.dds.discovery_timeout);
     j.key("max_missed").value(sc.dds.max_missed);
     j.key("shared_memory").value(sc.dds.shared_memory);
+    // Whether the step topics were authenticated, access-controlled and encrypted.
+    j.key("secured").value(!sc.dds.security.identity_ca.empty());
     j.end_object();
   }
   // Every key above and every other one, as the system file `--print-system` writes: it runs

@@ -1,14 +1,19 @@
 #include "dds_config.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <sstream>
 
+#include <spdlog/spdlog.h>
 #include "cosim/rt_config/model_registry.hpp"
 #include "cosim/rt_config/worker.hpp"
 #include "cosim/runtime/json_writer.hpp"
@@ -32,7 +37,92 @@ void read_seconds(config_reader& r, const std::string& key, double& out) {
   }
 }
 
+using security_files = dds_config::security_files;
+
+// [dds.security]'s keys, each with where its value goes.
+struct security_key {
+  const char* name;
+  std::string security_files::*file;
+  const char* doc;
+};
+const std::vector<security_key>& security_keys() {
+  static const std::vector<security_key> keys = {
+      {"identity_ca", &security_files::identity_ca,
+       "CA certificate (PEM) that signed every identity of the bench"},
+      {"identity_certificate", &security_files::identity_certificate,
+       "this process's identity certificate (PEM; a worker sets its own with --set)"},
+      {"private_key", &security_files::private_key,
+       "the identity's private key (PEM, mode 0600; a worker sets its own with --set)"},
+      {"permissions_ca", &security_files::permissions_ca,
+       "CA certificate (PEM) that signed governance and permissions"},
+      {"governance", &security_files::governance,
+       "signed governance document (S/MIME, tools/scripts/cosim_pki.sh)"},
+      {"permissions", &security_files::permissions,
+       "signed permissions document (S/MIME, tools/scripts/cosim_pki.sh)"},
+  };
+  return keys;
+}
+
+// [dds.security]: all six files or none; each relative to the system file, existing and
+// readable; the private key private to its owner.
+void read_security(config_reader& r, dds_config& d) {
+  bool any = false;
+  for (const security_key& k : security_keys())
+    any = any || r.has(std::string("dds.security.") + k.name);
+  if (!any) return;
+  const std::filesystem::path base = std::filesystem::path(r.file()).parent_path();
+  for (const security_key& k : security_keys()) {
+    const std::string key = std::string("dds.security.") + k.name;
+    const auto v = r.opt_string(key);
+    if (!v || v->empty())
+      r.fail(key.substr(0, key.rfind('.')),
+             std::string("needs ") + k.name +
+                 " too: DDS Security takes identity_ca, identity_certificate, private_key, "
+                 "permissions_ca, governance and permissions (tools/scripts/cosim_pki.sh "
+                 "creates them)");
+    std::filesystem::path path = *v;
+    if (path.is_relative()) path = base / path;
+    path = std::filesystem::absolute(path).lexically_normal();
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+      r.fail(key, path.string() + ": " +
+                      std::strerror(errno));  // NOLINT(concurrency-mt-unsafe): setup, one thread
+    if (!S_ISREG(st.st_mode)) r.fail(key, path.string() + ": not a regular file");
+    if (::access(path.c_str(), R_OK) != 0) r.fail(key, path.string() + ": cannot be read");
+    if (k.file == &security_files::private_key && (st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+      r.fail(key, path.string() + ": the private key is accessible to group or others (mode " +
+                      mode + "); chmod 600 " + path.string());
+    }
+    d.security.*k.file = path.string();
+  }
+}
+
 }  // namespace
+
+// Set in the environment of the workers a master starts, once it has warned.
+constexpr const char* warned_env = "COSIM_DDS_UNAUTHENTICATED_WARNED";
+
+void warn_unauthenticated_dds(const scenario& sc) {
+  bool any = false, all_process = true;
+  for (const auto& [name, c] : sc.subsystems) {
+    any = any || c.remote;
+    all_process = all_process && (!c.remote || c.process);
+  }
+  if (!any || !sc.dds.security.identity_ca.empty()) return;
+  // Once per process: a sweep builds the system again for every run. A worker the master
+  // started itself (host = "process") leaves it to the master.
+  static std::atomic<bool> warned{false};
+  if (warned.exchange(true)) return;
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read only, set by the master before the exec
+  if (const char* e = std::getenv(warned_env); e != nullptr && *e == '1') return;
+  spdlog::warn(
+      "DDS traffic of remote subsystems is not authenticated (no [dds.security]): anyone {} "
+      "on DDS domain {} can read every step and forge commands and replies; see "
+      "docs/distributed.md, \"Security\"",
+      all_process ? "on this machine" : "on the network", sc.dds.domain);
+}
 
 void read_dds(config_reader& r, scenario& sc) {
   dds_config& d = sc.dds;
@@ -55,6 +145,7 @@ void read_dds(config_reader& r, scenario& sc) {
     d.max_missed = *v;
   }
   if (auto v = r.opt_bool("dds.shared_memory")) d.shared_memory = *v;
+  read_security(r, d);
   bool any = false;
   for (const auto& [name, c] : sc.subsystems) any = any || c.remote;
   if (!any) return;
@@ -76,7 +167,8 @@ std::string dds_toml(const scenario& sc) {
   for (const auto& [name, c] : sc.subsystems) any = any || c.remote;
   if (!any && d.domain == def.domain && d.partition == def.partition && d.lease == def.lease &&
       d.timeout == def.timeout && d.discovery_timeout == def.discovery_timeout &&
-      d.max_missed == def.max_missed && d.shared_memory == def.shared_memory)
+      d.max_missed == def.max_missed && d.shared_memory == def.shared_memory &&
+      d.security.identity_ca.empty())
     return {};
   std::ostringstream o;
   o.precision(17);
@@ -85,11 +177,16 @@ std::string dds_toml(const scenario& sc) {
     << "\ndiscovery_timeout = " << d.discovery_timeout << "\n";
   if (d.max_missed != def.max_missed) o << "max_missed = " << d.max_missed << "\n";
   if (d.shared_memory) o << "shared_memory = true\n";
+  if (!d.security.identity_ca.empty()) {
+    o << "\n[dds.security]\n";
+    for (const security_key& k : security_keys())
+      o << k.name << " = " << toml::value<std::string>(d.security.*k.file) << "\n";
+  }
   return o.str();
 }
 
 std::vector<key_doc> dds_keys() {
-  return {
+  std::vector<key_doc> keys = {
       {"dds.domain", "DDS domain id of remote subsystems, 0-230 (default 0)"},
       {"dds.partition", "DDS partition of their step topics (default \"cosim\")"},
       {"dds.lease", "liveliness lease [s] of master and worker (default 1): remote_lost"},
@@ -103,6 +200,11 @@ std::vector<key_doc> dds_keys() {
        "true: Cyclone's iceoryx shared memory between processes on one host (iox-roudi "
        "must run; no deadline QoS) (default false)"},
   };
+  for (const security_key& k : security_keys())
+    keys.push_back({std::string("dds.security.") + k.name,
+                    std::string("DDS Security: ") + k.doc +
+                        "; relative to the system file; all six keys or none"});
+  return keys;
 }
 
 dds::remote_options remote_options_of(const scenario& sc) {
@@ -115,6 +217,10 @@ dds::remote_options remote_options_of(const scenario& sc) {
   o.max_missed = sc.dds.max_missed;
   o.deadline_ns = to_duration(sc.run.macro_step).count();
   o.shared_memory = sc.dds.shared_memory;
+  o.macro_step_ns = to_duration(sc.run.macro_step).count();
+  const dds_config::security_files& f = sc.dds.security;
+  o.security = {f.identity_ca,    f.identity_certificate, f.private_key,
+                f.permissions_ca, f.governance,           f.permissions};
   return o;
 }
 
@@ -152,6 +258,7 @@ std::unique_ptr<dds::worker_process> start_worker(const scenario& sc, const std:
     o.cyclone_config = dds::loopback_config();
     p.env.push_back("CYCLONEDDS_URI=" + o.cyclone_config);
   }
+  if (sc.dds.security.identity_ca.empty()) p.env.push_back(std::string(warned_env) + "=1");
   p.log_prefix = "[worker " + name + "] ";
   return std::make_unique<dds::worker_process>(p);
 }
@@ -192,6 +299,7 @@ dds::worker_outcome serve_worker(scenario sc, const std::string& name, const sto
                                         ".host is not \"dds\" or \"process\" (the master "
                                         "runs it itself)");
   const dds::remote_options o = remote_options_of(sc);
+  warn_unauthenticated_dds(sc);
   // The same build as the master's (parameters, initialisation, orders, corrections, step),
   // with the real subsystem in place of the proxy.
   for (auto& [n, c] : sc.subsystems) c.remote = c.process = false;

@@ -16,6 +16,8 @@ void read_dds(config_reader& r, scenario& sc);
 /// [dds] as system-file lines (nothing when no subsystem is remote and [dds] is default).
 std::string dds_toml(const scenario& sc);
 std::vector<key_doc> dds_keys();
+/// Warns once per process (spdlog) when remote subsystems run without [dds.security].
+void warn_unauthenticated_dds(const scenario& sc);
 /// The proxy's / worker's options: [dds], with the macro step as DDS deadline.
 dds::remote_options remote_options_of(const scenario& sc);
 /// host = "process": starts `cosim worker` for subsystem `name` with the scenario's file and

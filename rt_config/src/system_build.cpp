@@ -434,6 +434,7 @@ void build_system(const scenario& sc, built_scenario& b) {
       if (it != sc.subsystems.end() && it->second.remote) {
         dds::remote_options o = remote_options_of(sc);
         o.setup_stop = b.setup_stop;
+        warn_unauthenticated_dds(sc);
         std::unique_ptr<dds::worker_process> child;
         // host = "process": refused before a worker is started for nothing.
         if (const std::string why = dds::remote_refusal(*s); it->second.process && why.empty())

@@ -12,6 +12,11 @@
 //                    (iceoryx; dds.shared_memory = true), in domain N+1. Needs iox-roudi: the
 //                    bench starts it if none runs and stops it at the end; without it these two
 //                    are left out, with the reason printed.
+//   dds_rtt/raw_sec, dds_rtt/remote_sec   the same over loopback UDP with DDS Security
+//                    ([dds.security]: authenticated, access-controlled, encrypted), in domain
+//                    N+2, with a PKI made by tools/scripts/cosim_pki.sh in a temporary folder
+//                    (the master's identity here, a worker's in the child). --no-security
+//                    leaves them out.
 // Each uses a partition of its own per process. Prints p50/p99/max per repetition and
 // summaries with p50(remote)/p50(raw) per transport (target 1.3).
 //
@@ -30,6 +35,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -72,9 +78,30 @@ const std::int64_t lease_ns = cosim::dds::remote_options{}.lease_ns;  // dds.lea
 // this process creates it).
 struct transport {
   bool shm = false;
-  [[nodiscard]] std::uint32_t domain() const { return options.domain + (shm ? 1 : 0); }
-  [[nodiscard]] const char* tag() const { return shm ? "shm" : "udp"; }
+  bool sec = false;  // DDS Security (UDP only)
+  [[nodiscard]] std::uint32_t domain() const {
+    return options.domain + (shm ? 1 : 0) + (sec ? 2 : 0);
+  }
+  [[nodiscard]] const char* tag() const { return shm ? "shm" : sec ? "sec" : "udp"; }
 };
+
+// The secured runs' files (cosim_pki.sh --out pki_dir), empty when not measured.
+std::string pki_dir;
+
+cosim::dds::security_options security_of(const std::string& who) {
+  return {pki_dir + "/ca.pem", pki_dir + "/" + who + ".pem", pki_dir + "/" + who + ".key",
+          pki_dir + "/ca.pem", pki_dir + "/governance.p7s",  pki_dir + "/permissions.p7s"};
+}
+
+std::vector<std::string> security_sets(const std::string& who) {
+  const cosim::dds::security_options o = security_of(who);
+  return {"dds.security.identity_ca=" + o.identity_ca,
+          "dds.security.identity_certificate=" + o.identity_certificate,
+          "dds.security.private_key=" + o.private_key,
+          "dds.security.permissions_ca=" + o.permissions_ca,
+          "dds.security.governance=" + o.governance,
+          "dds.security.permissions=" + o.permissions};
+}
 
 // A new partition per repetition: the participant of this process outlives a repetition, and
 // a peer of the last one that is not yet known to be gone must not be matched (the first,
@@ -130,17 +157,21 @@ void report(benchmark::State& state, const percentiles& p) {
 // configuration and QoS as the product's step topics (entities.cpp, remote_protocol.hpp
 // endpoint()): reliable, keep-last 1, volatile, automatic liveliness with the default lease,
 // the macro step as deadline over UDP and none over shared memory.
+// With security, the participant is the product's (cosim::dds::participant: the same
+// dds.sec.* properties), `who` its identity; the rest of the ping-pong is the C API alone.
 struct raw_side {
+  std::unique_ptr<cosim::dds::participant> part;
   dds_entity_t pp = 0, w = 0, r = 0, ws = 0;
-  raw_side(transport tr, const std::string& part, const dds_topic_descriptor_t* wdesc,
-           const char* wname, const dds_topic_descriptor_t* rdesc, const char* rname) {
-    cosim::dds::configure_domain(tr.domain(), lease_ns, tr.shm);
-    pp = check(dds_create_participant(tr.domain(), nullptr, nullptr), "participant");
+  raw_side(transport tr, const std::string& partition_name, const dds_topic_descriptor_t* wdesc,
+           const char* wname, const dds_topic_descriptor_t* rdesc, const char* rname,
+           const char* who) {
+    part = std::make_unique<cosim::dds::participant>(
+        tr.domain(), partition_name, lease_ns, tr.shm, std::string(),
+        tr.sec ? security_of(who) : cosim::dds::security_options{});
+    pp = part->get();
+    const dds_entity_t pub = part->publisher();
+    const dds_entity_t sub = part->subscriber();
     dds_qos_t* q = dds_create_qos();
-    dds_qset_partition1(q, part.c_str());
-    const dds_entity_t pub = check(dds_create_publisher(pp, q, nullptr), "publisher");
-    const dds_entity_t sub = check(dds_create_subscriber(pp, q, nullptr), "subscriber");
-    dds_reset_qos(q);
     dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(1));
     dds_qset_history(q, DDS_HISTORY_KEEP_LAST, 1);
     dds_qset_durability(q, DDS_DURABILITY_VOLATILE);
@@ -157,7 +188,7 @@ struct raw_side {
   }
   raw_side(const raw_side&) = delete;
   raw_side& operator=(const raw_side&) = delete;
-  ~raw_side() { dds_delete(pp); }
+  ~raw_side() = default;
 
   static dds_entity_t check(dds_entity_t h, const char* what) {
     if (h < 0)
@@ -194,8 +225,8 @@ struct raw_side {
 // The child: echoes every command as a reply with the same sequence number and as many
 // values as the crane hydraulics reply carries, until a stop command or silence.
 int pong(transport tr, const std::string& part, std::uint32_t n_values) {
-  const raw_side side(tr, part, &cosim_remote_reply_desc, "bench_reply", &cosim_remote_command_desc,
-                      "bench_cmd");
+  const raw_side side(tr, part, &cosim_remote_reply_desc, "cosim_reply_bench",
+                      &cosim_remote_command_desc, "cosim_cmd_bench", "worker1");
   auto cmd = std::make_unique<cosim_remote_command>();
   auto rep = std::make_unique<cosim_remote_reply>();
   *rep = cosim_remote_reply{};
@@ -215,13 +246,13 @@ std::uint32_t hyd_inputs = 0, hyd_values = 0;
 void bm_raw(benchmark::State& state, transport tr) {
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark idiom
     const std::string part = partition("raw");
-    const pid_t child =
-        spawn({options.self, "--pong", part, std::to_string(hyd_values),
-               std::to_string(options.domain), tr.tag(), std::to_string(options.deadline_ns)});
+    const pid_t child = spawn(
+        {options.self, "--pong", part, std::to_string(hyd_values), std::to_string(options.domain),
+         tr.tag(), std::to_string(options.deadline_ns), pki_dir.empty() ? "-" : pki_dir});
     std::vector<std::int64_t> rtt(options.round_trips);
     {
-      const raw_side side(tr, part, &cosim_remote_command_desc, "bench_cmd",
-                          &cosim_remote_reply_desc, "bench_reply");
+      const raw_side side(tr, part, &cosim_remote_command_desc, "cosim_cmd_bench",
+                          &cosim_remote_reply_desc, "cosim_reply_bench", "master");
       if (!side.matched(discovery_ns)) {
         state.SkipWithError("no pong process discovered");
         (void)wait_child(child);
@@ -273,6 +304,11 @@ void bm_remote(benchmark::State& state, transport tr) {
     if (tr.shm) sets.emplace_back("dds.shared_memory=true");
     std::vector<std::string> worker = {COSIM_EXE, "worker", crane, "--subsystem", "hyd"};
     for (const auto& s : sets) worker.insert(worker.end(), {"--set", s});
+    if (tr.sec) {
+      for (const auto& s : security_sets("worker1")) worker.insert(worker.end(), {"--set", s});
+      const std::vector<std::string> master = security_sets("master");
+      sets.insert(sets.end(), master.begin(), master.end());
+    }
     const pid_t child = spawn(worker);
     std::vector<std::int64_t> rtt(options.round_trips);
     {
@@ -315,9 +351,11 @@ void bm_remote(benchmark::State& state, transport tr) {
 }
 
 void register_benchmarks(bool shm) {
-  for (const transport tr : {transport{false}, transport{true}}) {
+  for (const transport tr :
+       {transport{false, false}, transport{true, false}, transport{false, true}}) {
     if (tr.shm && !shm) continue;
-    const std::string suffix = tr.shm ? "_shm" : "";
+    if (tr.sec && pki_dir.empty()) continue;
+    const std::string suffix = tr.shm ? "_shm" : tr.sec ? "_sec" : "";
     benchmark::RegisterBenchmark(("dds_rtt/raw" + suffix).c_str(), bm_raw, tr)
         ->UseManualTime()
         ->Iterations(1)
@@ -380,6 +418,37 @@ class roudi {
   pid_t pid_ = -1;
 };
 
+// The secured runs' PKI: cosim_pki.sh into a temporary folder, removed at the end; the
+// partitions the bench uses (cosim-bench-*) granted. `why` says why there is none.
+class pki {
+ public:
+  explicit pki(std::uint32_t domain) {
+    char tmpl[] = "/tmp/cosim_dds_bench_XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) {
+      why = "cannot create a temporary folder";
+      return;
+    }
+    dir = tmpl;
+    // Through a shell only to silence its summary on stdout.
+    const std::string script =
+        "exec \"$0\" --out \"$1\" --domain \"$2\" --partition "
+        "'cosim-bench-*' >/dev/null";
+    const std::string program = COSIM_SOURCE_DIR "/tools/scripts/cosim_pki.sh";
+    const pid_t p =
+        spawn({"/bin/bash", "-c", script, program, dir + "/pki", std::to_string(domain)});
+    if (wait_child(p) != 0) why = "tools/scripts/cosim_pki.sh failed (is openssl installed?)";
+    dir += "/pki";
+  }
+  pki(const pki&) = delete;
+  pki& operator=(const pki&) = delete;
+  ~pki() {
+    if (dir.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(std::filesystem::path(dir).parent_path(), ec);
+  }
+  std::string dir, why;
+};
+
 int measure(int argc, char** argv, bool shm) {
   register_benchmarks(shm);
   cosim::bench::counter_reporter reporter;
@@ -388,6 +457,14 @@ int measure(int argc, char** argv, bool shm) {
   if (shm)
     cosim::bench::print_latency_summary(reporter, "dds_bench", "dds_rtt", {"raw_shm", "remote_shm"},
                                         1.3);
+  if (!pki_dir.empty()) {
+    // The secured product path against the secured transport, and against the raw unsecured
+    // ping-pong: what security costs on top of the transport.
+    cosim::bench::print_latency_summary(reporter, "dds_bench", "dds_rtt", {"raw_sec", "remote_sec"},
+                                        1.3);
+    cosim::bench::print_latency_summary(reporter, "dds_bench", "dds_rtt", {"raw", "remote_sec"},
+                                        1.3);
+  }
   return 0;
 }
 
@@ -395,12 +472,13 @@ int measure(int argc, char** argv, bool shm) {
 
 int run(int argc, char** argv) {
   options.domain = static_cast<std::uint32_t>(option_value(argc, argv, "--domain", nullptr, 0));
-  // The raw pong child: --pong PARTITION VALUES DOMAIN udp|shm DEADLINE_NS
-  if (argc >= 7 && std::string_view(argv[1]) == "--pong") {
+  // The raw pong child: --pong PARTITION VALUES DOMAIN udp|shm|sec DEADLINE_NS PKI_DIR|-
+  if (argc >= 8 && std::string_view(argv[1]) == "--pong") {
     options.domain = static_cast<std::uint32_t>(std::stoul(argv[4]));
     options.deadline_ns = std::stoll(argv[6]);  // both ends' QoS must match
-    return pong(transport{std::string_view(argv[5]) == "shm"}, argv[2],
-                static_cast<std::uint32_t>(std::stoul(argv[3])));
+    if (std::string_view(argv[7]) != "-") pki_dir = argv[7];
+    return pong(transport{std::string_view(argv[5]) == "shm", std::string_view(argv[5]) == "sec"},
+                argv[2], static_cast<std::uint32_t>(std::stoul(argv[3])));
   }
   options.round_trips = static_cast<std::uint64_t>(
       std::max(100LL, option_value(argc, argv, "--round-trips", "COSIM_BENCH_ROUND_TRIPS", 5000)));
@@ -408,6 +486,15 @@ int run(int argc, char** argv) {
       std::max(1LL, option_value(argc, argv, "--repetitions", "COSIM_BENCH_REPETITIONS", 3)));
   options.self = "/proc/self/exe";
   const bool no_shm = cosim::bench::take_flag(argc, argv, "--no-shm");
+  const bool no_security = cosim::bench::take_flag(argc, argv, "--no-security");
+  std::unique_ptr<pki> bench_pki;
+  if (!no_security) {
+    bench_pki = std::make_unique<pki>(options.domain + 2);
+    if (!bench_pki->why.empty())
+      std::printf("dds_bench: DDS Security not measured: %s\n", bench_pki->why.c_str());
+    else
+      pki_dir = bench_pki->dir;
+  }
   {
     // The sample sizes of the product path, from the local crane hydraulics.
     const cosim::config::scenario sc = cosim::config::load_scenario(crane);
@@ -422,8 +509,9 @@ int run(int argc, char** argv) {
   }
   std::printf(
       "dds_bench: Cyclone DDS round trips, loopback UDP in domain %u, shared memory in domain "
-      "%u, %u inputs / %u values per sample, %llu round trips x %d repetitions\n",
-      options.domain, options.domain + 1, hyd_inputs, hyd_values,
+      "%u, DDS Security in domain %u, %u inputs / %u values per sample, %llu round trips x %d "
+      "repetitions\n",
+      options.domain, options.domain + 1, options.domain + 2, hyd_inputs, hyd_values,
       static_cast<unsigned long long>(options.round_trips), options.repetitions);
 
   std::unique_ptr<roudi> daemon;

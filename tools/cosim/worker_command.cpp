@@ -33,10 +33,10 @@ command add_worker_command(CLI::App& app) {
                         static_cast<long long>(sc.dds.domain), sc.dds.partition.c_str());
             std::fflush(stdout);
             const dds::worker_outcome o = config::serve_worker(sc, *name, &operator_stop());
-            std::printf("worker: %s after %lld commands (%lld late)%s%s\n",
+            std::printf("worker: %s after %lld commands (%lld late, %lld refused)%s%s\n",
                         o.completed ? "run ended" : "stopped", static_cast<long long>(o.commands),
-                        static_cast<long long>(o.late), o.message.empty() ? "" : ": ",
-                        o.message.c_str());
+                        static_cast<long long>(o.late), static_cast<long long>(o.refused),
+                        o.message.empty() ? "" : ": ", o.message.c_str());
             return o.completed ? 0 : 1;
           }};
 }

@@ -24,6 +24,17 @@ std::string seconds(std::int64_t ns) {
   return std::to_string(static_cast<double>(ns) * 1e-9);
 }
 
+// A reader of the command topic that does not see this participant's own writer: any writer
+// it matches is another master (or a forger) on the same partition, which the setup refuses.
+// Keep-last 1, and deleted once the run has started: nothing of it on the step path.
+qos_options other_masters(const remote_options& o) {
+  qos_options q = endpoint(o);
+  q.depth = 1;
+  q.deadline_ns = 0;
+  q.ignore_local = true;
+  return q;
+}
+
 class remote_proxy final : public subsystem {
  public:
   remote_proxy(const subsystem& real, const remote_options& o,
@@ -31,11 +42,12 @@ class remote_proxy final : public subsystem {
       : subsystem(real.name()),
         o_(o),
         child_(std::move(child)),
-        p_(o.domain, o.partition, o.lease_ns, o.shared_memory, o.cyclone_config),
-        cmd_w_(p_, make_topic(p_, &cosim_remote_command_desc, command_topic(real.name())),
-               endpoint(o)),
+        p_(o.domain, o.partition, o.lease_ns, o.shared_memory, o.cyclone_config, o.security),
+        cmd_topic_(make_topic(p_, &cosim_remote_command_desc, command_topic(real.name()))),
+        cmd_w_(p_, cmd_topic_, endpoint(o)),
         reply_r_(p_, make_topic(p_, &cosim_remote_reply_desc, reply_topic(real.name())),
                  endpoint(o)),
+        others_(p_, cmd_topic_, other_masters(o)),
         cmd_(std::make_unique<cosim_remote_command>()),
         reply_(std::make_unique<cosim_remote_reply>()) {
     for (std::size_t i = 0; i < real.input_count(); ++i) add_input(real.input(i).desc());
@@ -83,6 +95,7 @@ class remote_proxy final : public subsystem {
     j.key("late_samples").value(late_);
     j.key("deadline_missed").value(static_cast<std::int64_t>(reply_r_.deadline_missed()));
     j.key("held_steps").value(held_steps_);
+    if (foreign_ > 0) j.key("foreign_replies").value(foreign_);
     // How long the worker had been silent (since its last reply, late or not) when the run
     // stopped for it: about dds.lease for remote_lost, at least (dds.max_missed + 1) x
     // dds.timeout for remote_deadline.
@@ -107,8 +120,10 @@ class remote_proxy final : public subsystem {
     const dds_time_t until = dds_time() + o_.discovery_timeout_ns;
     for (;;) {
       if (wait_for_peer(cmd_w_, reply_r_,
-                        std::min<std::int64_t>(child_poll_ns, until - dds_time())))
+                        std::min<std::int64_t>(child_poll_ns, until - dds_time()))) {
+        check_other_masters();
         return true;
+      }
       if (child_ != nullptr && child_->ended())
         throw error(errc::runtime, "remote subsystem '" + name() + "': its worker process " +
                                        child_->describe() +
@@ -118,6 +133,21 @@ class remote_proxy final : public subsystem {
       if (setup_stopped()) throw error(errc::runtime, interrupted_text("waiting for its worker"));
       if (dds_time() >= until) return false;
     }
+  }
+
+  // Two masters on one partition would each take the other's replies as late ones and
+  // stall; the one that finds the other refuses to start, saying so.
+  void check_other_masters() {
+    if (others_.get() == 0 || others_.matched_writers() == 0) return;
+    throw error(errc::runtime, other_master_text());
+  }
+  [[nodiscard]] std::string other_master_text() const {
+    return "remote subsystem '" + name() + "': another master is on DDS domain " +
+           std::to_string(o_.domain) + ", partition \"" + o_.partition + "\" (" +
+           std::to_string(others_.matched_writers()) + " other writer(s) of " +
+           command_topic(name()) +
+           "): refused, two masters on one partition would stall each other; give each run "
+           "its own dds.partition (or dds.domain)";
   }
 
   [[nodiscard]] bool setup_stopped() const noexcept {
@@ -156,6 +186,7 @@ class remote_proxy final : public subsystem {
     request(cmd_start, "start");
     setting_up_ = false;
     stop_ = &stop;
+    others_ = reader();  // setup only
   }
 
   void do_stop(bool fail_safe) noexcept override {
@@ -241,6 +272,8 @@ class remote_proxy final : public subsystem {
 
   std::string failure_text(const char* what) const {
     if (interrupted_) return interrupted_text(what);
+    if (other_master_)
+      return "remote subsystem '" + name() + "': " + what + ": " + other_master_text();
     if (failure_ == stop_cause::remote_lost && child_ != nullptr && child_->ended())
       return "remote subsystem '" + name() + "': " + what + ": its worker process " +
              child_->describe() + " (its output is above, lines prefixed [worker " + name() + "])";
@@ -284,10 +317,18 @@ class remote_proxy final : public subsystem {
       switch (reply_r_.take(reply_.get(), wait > 0 ? wait : 0)) {
         case take_result::sample:
           heard_ns_ = now_ns();  // any reply, late or not, is a sign of life
+          // The worker is the writer of the first answer: from then on only its writer's
+          // liveliness counts (another participant's writer on the topic keeps no dead
+          // worker alive), and other writers' samples are not its answers.
+          if (reply_r_.peer() != 0 && reply_r_.last_writer() != reply_r_.peer()) {
+            ++foreign_;
+            continue;
+          }
           if (reply_->seq != seq_) {
             if (!repeated(reply_->seq)) ++late_;
             continue;
           }
+          if (reply_r_.peer() == 0) reply_r_.bind_peer(reply_r_.last_writer());
           ++round_trips_;
           missed_in_a_row_ = 0;
           return true;
@@ -295,6 +336,12 @@ class remote_proxy final : public subsystem {
           if (child_ != nullptr && child_->ended()) return fail(stop_cause::remote_lost);
           if (!tolerant && setup_stopped()) {
             interrupted_ = true;
+            failed_ = true;
+            return false;
+          }
+          // A worker serving another master refuses our commands: find out why no answer.
+          if (!tolerant && setting_up_ && others_.get() != 0 && others_.matched_writers() > 0) {
+            other_master_ = true;
             failed_ = true;
             return false;
           }
@@ -346,8 +393,10 @@ class remote_proxy final : public subsystem {
   // Declared before the DDS entities: the worker process ends after them.
   std::unique_ptr<worker_process> child_;
   participant p_;
+  dds_entity_t cmd_topic_;
   writer cmd_w_;
   reader reply_r_;
+  reader others_;  // other writers of the command topic, during setup (then empty)
   std::unique_ptr<cosim_remote_command> cmd_;
   std::unique_ptr<cosim_remote_reply> reply_;
   std::vector<double> var_values_;
@@ -356,8 +405,10 @@ class remote_proxy final : public subsystem {
   std::array<std::uint64_t, 4> repeated_{};  // the last commands sent more than once
   std::size_t n_repeated_ = 0;
   stop_source* stop_ = nullptr;
-  bool setting_up_ = true;    // from initialize until start returned: setup_stop is watched
-  bool interrupted_ = false;  // a setup exchange ended by setup_stop
+  bool setting_up_ = true;     // from initialize until start returned: setup_stop is watched
+  bool interrupted_ = false;   // a setup exchange ended by setup_stop
+  bool other_master_ = false;  // a setup exchange ended by another master on the partition
+  std::int64_t foreign_ = 0;   // replies from another writer than the worker's (not applied)
   bool failed_ = false;
   stop_cause failure_ = stop_cause::none;
   bool pending_ = false;

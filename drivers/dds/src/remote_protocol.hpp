@@ -23,6 +23,7 @@ enum reply_status : std::int32_t {
   reply_ok = 0,
   reply_step_failed = 1,  // steps() returned false
   reply_error = 2,        // initialize()/start() threw
+  reply_refused = 3,      // a step command outside the run's plan: not executed
 };
 
 /// QoS of both step topics, on both sides: depth 1 + dds.max_missed. Without tolerance one

@@ -1,6 +1,7 @@
 // The worker side of a remote subsystem (remote.hpp): applies each command's input samples
 // to the real subsystem's ports and runs it exactly as a local executor would.
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -30,11 +31,42 @@ void apply_inputs(subsystem& s, const cosim_remote_command& c) noexcept {
     if (e.input < n) s.input(e.input).set_correction(c.input_correction[e.input]);
 }
 
+// Why a step command is outside the run's plan, or nullptr. The proxy sends, per macro step
+// H, k steps of its subsystem's step h with k h <= H (k = H / h), or single steps of an own
+// grid step (multirate); nothing else, so a larger k (a forged k = 1e12 would keep the worker
+// busy for ever) or an inconsistent end time is refused.
+const char* step_refusal(const cosim_remote_command& c, std::int64_t macro_step_ns) noexcept {
+  if (c.h_ns <= 0) return "internal step h <= 0";
+  if (c.k < 0) return "k < 0";
+  if (macro_step_ns > 0 && c.k > std::max<std::int64_t>(1, macro_step_ns / c.h_ns))
+    return "k steps of h cover more than the run's macro step";
+  // Forged values may be anything: no signed overflow on the way.
+  std::int64_t span = 0, end = 0;
+  if (__builtin_mul_overflow(c.k, c.h_ns, &span) || __builtin_add_overflow(c.t_ns, span, &end) ||
+      end != c.t_out_ns)
+    return "end time is not t + k h";
+  return nullptr;
+}
+
+// The first few refusals on stderr, the rest counted only (reported at the end): a flood of
+// foreign commands cannot turn the worker's loop into a logging loop.
+void log_refusal(worker_outcome& out, const std::string& name, const cosim_remote_command& c,
+                 const char* why) {
+  ++out.refused;
+  constexpr std::int64_t logged = 10;
+  if (out.refused > logged) return;
+  std::fprintf(stderr, "worker %s: refused command seq %llu (kind %d, k %lld): %s%s\n",
+               name.c_str(), static_cast<unsigned long long>(c.seq), static_cast<int>(c.kind),
+               static_cast<long long>(c.k), why,
+               out.refused == logged ? " (further refusals are counted, not logged)" : "");
+  std::fflush(stderr);
+}
+
 }  // namespace
 
 worker_outcome serve_subsystem(subsystem& real, const remote_options& o, const stop_source* stop) {
   worker_outcome out;
-  const participant p(o.domain, o.partition, o.lease_ns, o.shared_memory);
+  const participant p(o.domain, o.partition, o.lease_ns, o.shared_memory, {}, o.security);
   reader cmd_r(p, make_topic(p, &cosim_remote_command_desc, command_topic(real.name())),
                endpoint(o));
   writer reply_w(p, make_topic(p, &cosim_remote_reply_desc, reply_topic(real.name())), endpoint(o));
@@ -70,20 +102,44 @@ worker_outcome serve_subsystem(subsystem& real, const remote_options& o, const s
       out.message = "the master's liveliness was lost; subsystem stopped fail-safe";
       return out;
     }
+    // The master is the writer of the first command; anyone else writing commands on this
+    // partition (a second master, a forger) is refused, and does not count as the master's
+    // liveliness either.
+    if (cmd_r.peer() != 0 && cmd_r.last_writer() != cmd_r.peer()) {
+      log_refusal(out, real.name(), *cmd,
+                  "not from the master this worker serves (a second master on its partition?)");
+      continue;
+    }
     if (cmd->seq + 1 == expected && out.commands > 0) {
       // The master repeats a setup or stop command until it hears the answer (the path may
       // have lost the first copy or our reply): the same reply again, nothing re-applied.
-      (void)reply_w.write(reply.get());
+      // It never repeats a step.
+      if (cmd->kind == cmd_step)
+        log_refusal(out, real.name(), *cmd, "a step command repeated");
+      else
+        (void)reply_w.write(reply.get());
       continue;
     }
     if (cmd->seq != expected) {
       ++out.late;  // never applied: it belongs to another step
+      log_refusal(out, real.name(), *cmd, "sequence number is not the next one");
       continue;
     }
+    if (expected == 1) cmd_r.bind_peer(cmd_r.last_writer());
     ++expected;
     ++out.commands;
     reply->seq = cmd->seq;
     reply->status = reply_ok;
+    const char* refusal = cmd->kind == cmd_step ? step_refusal(*cmd, o.macro_step_ns) : nullptr;
+    if (refusal != nullptr) {
+      // From the master itself: answered as refused, so that its run stops at this step
+      // rather than waiting for a reply that never comes.
+      log_refusal(out, real.name(), *cmd, refusal);
+      reply->status = reply_refused;
+      pack_values(real, *reply);
+      (void)reply_w.write(reply.get());
+      continue;
+    }
     switch (cmd->kind) {
       case cmd_initialize:
         try {

@@ -69,6 +69,12 @@ struct dds_config {
   double discovery_timeout = 30.0;  // [s] wait for the worker at start-up
   std::int64_t max_missed = 0;      // consecutive timed-out replies held before remote_deadline
   bool shared_memory = false;       // Cyclone over iceoryx on one host (iox-roudi running)
+  /// [dds.security]: DDS Security files, absolute (given relative to the system file);
+  /// all empty: no security.
+  struct security_files {
+    std::string identity_ca, identity_certificate, private_key, permissions_ca, governance,
+        permissions;
+  } security;
 };
 
 struct coupling_config {

@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "cosim/dds/entities.hpp"
 #include "cosim/dds/worker_process.hpp"
 #include "cosim/runtime/stop_source.hpp"
 #include "cosim/runtime/subsystem.hpp"
@@ -29,10 +30,13 @@ struct remote_options {
   std::int64_t timeout_ns = 5'000'000'000;             // longest wait for one reply
   std::int64_t discovery_timeout_ns = 30'000'000'000;  // wait for the peer at start-up
   std::int64_t deadline_ns = 0;                        // DDS deadline QoS (the macro step)
-  std::int64_t max_missed = 0;  // consecutive timed-out replies held (outputs kept) before
-                                // remote_deadline; 0: the first one stops the run
-  bool shared_memory = false;   // Cyclone's iceoryx transport (RouDi must run); no deadline QoS
-  std::string cyclone_config;   // more Cyclone XML for the domain (host = "process": loopback)
+  std::int64_t macro_step_ns = 0;  // the run's macro step: a step command covers at most
+                                   // this (or one internal step, if longer); 0: not checked
+  std::int64_t max_missed = 0;     // consecutive timed-out replies held (outputs kept) before
+                                   // remote_deadline; 0: the first one stops the run
+  bool shared_memory = false;      // Cyclone's iceoryx transport (RouDi must run); no deadline QoS
+  std::string cyclone_config;      // more Cyclone XML for the domain (host = "process": loopback)
+  security_options security;       // DDS Security ([dds.security]); empty: none
   /// Optional, not owned: the operator's stop source. While the proxy sets up (waits for its
   /// worker, initialize, start) a cause raised there ends the wait: initialize()/start()
   /// throw, and the run does not start.
@@ -55,13 +59,18 @@ std::unique_ptr<subsystem> make_remote_proxy(const subsystem& real, const remote
                                              std::unique_ptr<worker_process> child = nullptr);
 
 /// The worker side: serves `real` (built and configured exactly as on the master) until the
-/// master sends stop, the master is lost, or `stop` is raised.
+/// master sends stop, the master is lost, or `stop` is raised. The master is the writer of
+/// the first command; commands from any other writer are refused, and so are step commands
+/// outside the plan (sequence not strictly the next, k * h longer than the macro step,
+/// end time not t + k h): each is logged on stderr (the first few) and counted, never run.
 struct worker_outcome {
   bool completed = false;    // the master ended the run (stop command)
   bool master_lost = false;  // the master's liveliness was lost: stopped fail-safe
   std::string message;
   std::int64_t commands = 0;
-  std::int64_t late = 0;  // commands with an unexpected sequence number (ignored)
+  std::int64_t late = 0;     // commands with an unexpected sequence number (ignored)
+  std::int64_t refused = 0;  // commands refused: from another writer than the master's, or
+                             // a step outside the plan (k, h, times); logged, not executed
 };
 worker_outcome serve_subsystem(subsystem& real, const remote_options& o, const stop_source* stop);
 
