@@ -28,6 +28,9 @@ struct serve_options {
   double grace_s = 2.0;
   /// Recording thread hand-over and broadcast period.
   std::int64_t period_ns = 40'000'000;
+  /// --serve-cert/--serve-key: PEM certificate (chain) and its unencrypted private key; both
+  /// set: HTTPS and WSS only (docs/dashboard.md "TLS on a bench network").
+  std::string cert_file, key_file;
 };
 
 /// Parses --serve's "[ADDR:]PORT" (IPv4 or [IPv6]); throws cosim::error (config_value)
@@ -62,8 +65,10 @@ class dashboard {
   [[nodiscard]] std::uint16_t port() const noexcept;
   /// 128 random bits as 32 hex digits: a stop request must carry it.
   [[nodiscard]] const std::string& token() const noexcept;
-  /// http://ADDR:PORT/#token=TOKEN
+  /// http://ADDR:PORT/#token=TOKEN (https:// with TLS)
   [[nodiscard]] std::string url() const;
+  /// SHA-256 fingerprint of the TLS certificate (AA:BB:...), empty without TLS.
+  [[nodiscard]] const std::string& tls_fingerprint() const noexcept;
 
   /// For run_request::also and run_request::observer; used on the recording thread.
   [[nodiscard]] row_sink& rows() noexcept;
