@@ -463,8 +463,8 @@ class ws_session final : public ws_peer, public std::enable_shared_from_this<ws_
  private:
   struct queued {
     std::shared_ptr<const std::string> msg;
-    bool final;
-    bool replay;
+    bool final = false;
+    bool replay = false;
   };
 
   void read() {

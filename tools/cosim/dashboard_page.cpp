@@ -39,6 +39,7 @@ canvas{display:block;background:#fff;border:1px solid #eee;margin:4px 0}
  <span><span class="k">end max |&delta;P|</span> <span class="v" id="end-power">–</span> W</span>
  <span><span class="k">rows</span> <span class="v" id="rows">0</span></span>
  <span><span class="k">updates</span> <span class="v" id="updates">0</span></span>
+ <span class="bad" id="missed" hidden></span>
  <span class="k" id="conn">not connected</span>
 </div>
 <div class="bar" id="message"></div>
@@ -85,7 +86,9 @@ if (params.get("cols") || params.getAll("col").length)
 // alarmCol[k]: column index of alarm k's variable; colLimit[i]: the limit drawn on column i.
 let alarmCol = [], colLimit = [];
 // lastSeq: the last data update shown; a reconnecting page asks for the ones after it.
-let lastSeq = 0, layout = null, resumeNote = "";
+// nextRow: row0 the next update must have; rows skipped (a page too slow for the live
+// stream, or away longer than the server's history) are counted and shown, not hidden.
+let lastSeq = 0, layout = null, resumeNote = "", nextRow = null, firstRow = null, missedRows = 0;
 let lastSim = 0, hello = null, series = {}, colSeries = [], threadSeries = [], updates = 0, ended = false, ws = null;
 
 function fmt(v, d) {
@@ -212,6 +215,15 @@ function onData(m) {
     $("rtf").textContent = m.wall_s > 0 ? fmt(m.sim_s / m.wall_s, 3) : "–";
   }
   $("rows").textContent = (+$("rows").textContent) + m.rows;
+  if (m.row0 !== undefined) {
+    if (firstRow === null) firstRow = m.row0;
+    if (nextRow !== null && m.row0 > nextRow) {
+      missedRows += m.row0 - nextRow;
+      $("missed").hidden = false;
+      $("missed").textContent = missedRows + " rows not received";
+    }
+    nextRow = m.row0 + m.rows;
+  }
   if (!hello) return;
   // Every plot on simulated time; timing without rows belongs to the newest row's time.
   if (m.sim_s !== undefined) lastSim = m.sim_s;
