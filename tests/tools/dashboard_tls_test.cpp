@@ -122,6 +122,8 @@ TEST(DashboardTls, ServesThePageWebSocketAndStopOverTlsOnly) {
   temp_dir tmp;
   const std::string cert = tmp / "cert.pem", key = tmp / "key.pem";
   make_certificate(tmp, cert, key);
+  // A key the group can read is used, with a warning.
+  fs::permissions(key, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
   const std::string out = tmp / "run";
   const pid_t pid = spawn(run_args(out, cert, key), tmp / "out.txt", tmp / "err.txt");
   std::string port, token;
@@ -139,6 +141,10 @@ TEST(DashboardTls, ServesThePageWebSocketAndStopOverTlsOnly) {
       30s))
       << slurp(tmp / "out.txt") << slurp(tmp / "err.txt");
   EXPECT_NE(slurp(tmp / "out.txt").find("TLS certificate SHA-256: "), std::string::npos);
+  EXPECT_NE(
+      slurp(tmp / "err.txt").find("--serve-key " + key + " can be read by other users (mode 640)"),
+      std::string::npos)
+      << slurp(tmp / "err.txt");
   const std::string host = "127.0.0.1:" + port;
 
   // Plain HTTP to the TLS port: no HTTP answer, the connection is closed.

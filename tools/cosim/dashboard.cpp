@@ -2,6 +2,8 @@
 // one io_context thread; rows and timing reach it through preallocated SPSC frame rings.
 #include "dashboard.hpp"
 
+#include <sys/stat.h>
+
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
@@ -993,6 +995,13 @@ void check_readable(const char* option, const std::string& file) {
 std::string load_tls(net::ssl::context& ctx, const std::string& cert, const std::string& key) {
   check_readable("--serve-cert", cert);
   check_readable("--serve-key", key);
+  // Whoever reads the key can pose as this dashboard: say so, as ssh does, but go on (a bench
+  // user may have reasons, e.g. a group of operators).
+  if (struct stat st{}; ::stat(key.c_str(), &st) == 0 && (st.st_mode & 077) != 0)
+    std::fprintf(stderr,
+                 "cosim: dashboard: WARNING: --serve-key %s can be read by other users (mode "
+                 "%03o); chmod 600 it\n",
+                 key.c_str(), static_cast<unsigned>(st.st_mode & 0777));
   SSL_CTX* native = ctx.native_handle();
   // TLS 1.2 and 1.3 only; the library's default cipher lists.
   SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);

@@ -7,6 +7,9 @@
 // subsystem thread) hands rows and per-thread timing over through preallocated SPSC frame
 // rings. It never allocates, locks or waits there: when a ring is full it keeps merging
 // min/max into its pending frame, so a slow server merges intervals but loses no spike.
+//
+// Server side: the last data updates are kept (bounded) so that a page that reconnects gets
+// what it missed; connections and requests are bounded per client address; optional TLS.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
