@@ -115,6 +115,9 @@ TEST(Cli, HelpTextsExitZeroAndSayWhatTheyDo) {
   EXPECT_NE(run.out.find("--set"), std::string::npos);
   EXPECT_NE(run.out.find("--out"), std::string::npos);
   EXPECT_NE(run.out.find("run.macro_step"), std::string::npos);  // the key list
+  // The dashboard's options, TLS among them (docs/dashboard.md "Options").
+  for (const char* o : {"--serve ", "--serve-any", "--serve-cert FILE", "--serve-key FILE"})
+    EXPECT_NE(run.out.find(o), std::string::npos) << o;
 
   const result cmp = cosim(dir, "compare --help");
   EXPECT_EQ(cmp.code, 0) << cmp.err;

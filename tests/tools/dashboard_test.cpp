@@ -526,6 +526,19 @@ TEST(Dashboard, ChromiumSeesValuesUpdateIsRefusedWithoutTheTokenAndStopsTheRunWi
   EXPECT_EQ(dt.text_of("status"), "running");
   EXPECT_EQ(dt.text_of("thread-mass1").empty(), false);
 
+  // The page's connection drops: it reconnects by itself, gets the updates it missed and
+  // shows every row since its first update (its row count continuous, none missed).
+  dt.eval("ws.close(), ''");
+  ASSERT_TRUE(wait_for(
+      run, [&] { return dt.text_of("conn").starts_with("reconnected"); }, 20s))
+      << dt.text_of("conn");
+  const int u_back = updates();
+  ASSERT_TRUE(wait_for(
+      run, [&] { return updates() > u_back + 5; }, 20s));
+  EXPECT_EQ(dt.eval("String(missedRows)"), "0");
+  EXPECT_EQ(dt.eval("String(nextRow - firstRow)"), dt.text_of("rows"));
+  EXPECT_TRUE(dt.eval("String(document.getElementById('missed').hidden)") == "true");
+
   // Stop without the token: refused on the page, the run goes on.
   dt.eval("document.getElementById('stop').click(), ''");
   ASSERT_TRUE(wait_for(

@@ -2,13 +2,24 @@
 // one io_context thread; rows and timing reach it through preallocated SPSC frame rings.
 #include "dashboard.hpp"
 
+#include <sys/stat.h>
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <algorithm>
 #include <atomic>
+
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -18,8 +29,11 @@
 #include <exception>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <span>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -145,7 +159,25 @@ bool same_token(std::string_view a, std::string_view b) noexcept {
   return diff == 0;
 }
 
-class ws_session;
+/// What the server does with a connected page (ws_session over plain TCP or TLS).
+class ws_peer {
+ public:
+  ws_peer() = default;
+  ws_peer(const ws_peer&) = delete;
+  ws_peer& operator=(const ws_peer&) = delete;
+  virtual ~ws_peer() = default;
+  /// Queues `msg`; `replay`: history the page asked for when it reconnected.
+  virtual void send(const std::shared_ptr<const std::string>& msg, bool final, bool replay) = 0;
+  [[nodiscard]] virtual bool saw_final() const noexcept = 0;
+  virtual void close() = 0;
+};
+
+/// An IPv4 client of a dual-stack [::] listener arrives as ::ffff:a.b.c.d: one client, one key.
+net::ip::address client_address(const net::ip::address& a) {
+  if (a.is_v6() && a.to_v6().is_v4_mapped())
+    return net::ip::make_address_v4(net::ip::v4_mapped, a.to_v6());
+  return a;
+}
 
 }  // namespace
 
@@ -280,8 +312,16 @@ struct dashboard::impl {
   void broadcast(const std::shared_ptr<const std::string>& msg, bool final);
   void shut_down();
   void check_done();
-  void remove(ws_session* s);
+  void remove(ws_peer* s);
   bool request_stop(std::string_view tok, const char* via);
+  /// Sends `s` the data updates after `after` that the history still holds.
+  void replay(ws_peer& s, std::uint64_t after);
+  /// Per-address bounds (server thread): a connection is admitted while the address has
+  /// fewer than max_connections_per_client open; a request takes one token of its bucket.
+  [[nodiscard]] bool admit(const net::ip::address& a);
+  [[nodiscard]] bool take_request(const net::ip::address& a);
+  void opened(const net::ip::address& a) { ++clients[a].open; }
+  void closed(const net::ip::address& a);
 
   serve_options opt;
   stop_source& stop;
@@ -296,6 +336,23 @@ struct dashboard::impl {
   // descriptor of the process (the stop button needs one).
   std::size_t http_connections = 0;
   static constexpr std::size_t max_http_connections = 64;
+  // Per client address: open HTTP connections and a token bucket of requests (refilled at
+  // rate_per_s, at most burst), so one client can neither take every connection nor keep
+  // the server thread busy; the others' stop still gets through.
+  struct client_state {
+    std::size_t open = 0;
+    double tokens = burst;
+    std::int64_t refilled_ns = 0;
+  };
+  static constexpr std::size_t max_connections_per_client = 16;
+  static constexpr double rate_per_s = 50.0;
+  static constexpr double burst = 100.0;
+  // Addresses remembered at once; idle ones (no connection, full bucket) are forgotten first.
+  static constexpr std::size_t max_clients = 4096;
+  std::map<net::ip::address, client_state> clients;
+  // TLS (--serve-cert/--serve-key): set before the server starts, then read only.
+  std::optional<net::ssl::context> ssl;
+  std::string tls_fingerprint;
   // Refused stops are logged at most once a second (a flood on a slow stderr pipe must not
   // hold the server thread): the ones in between are counted into the next line.
   std::int64_t refused_logged_ns = 0;
@@ -317,9 +374,21 @@ struct dashboard::impl {
   int sent_version = -1;
   std::vector<double> row_merge, timing_merge;
   std::vector<std::int64_t> overruns_total;
-  std::vector<std::shared_ptr<ws_session>> sessions;
+  std::vector<std::shared_ptr<ws_peer>> sessions;
   std::size_t handshakes = 0;  // WebSocket upgrades accepted, not yet in sessions
   std::shared_ptr<const std::string> final_msg;
+  // The last data updates, for pages that reconnect (?after=SEQ): the page's own window
+  // (1500 updates, a minute at 25 Hz) and at most 16 MiB of text.
+  struct kept_update {
+    std::uint64_t seq;
+    std::shared_ptr<const std::string> msg;
+  };
+  std::deque<kept_update> history;
+  std::size_t history_bytes = 0;
+  static constexpr std::size_t history_updates = 1500;
+  static constexpr std::size_t history_max_bytes = std::size_t{16} << 20;
+  std::uint64_t next_seq = 1;   // of the next data update; 0 means "none yet" to a page
+  std::uint64_t rows_sent = 0;  // rows in the data updates so far: the next one's row0
 
   std::mutex done_mutex;
   std::condition_variable done_cv;
@@ -338,11 +407,22 @@ std::chrono::seconds ws_idle_timeout() {
   return std::chrono::seconds(300);
 }
 
-class ws_session : public std::enable_shared_from_this<ws_session> {
- public:
-  ws_session(tcp::socket&& s, dashboard::impl& d) : ws_(std::move(s)), d_(d) {}
+constexpr bool is_tls(const beast::tcp_stream*) noexcept {
+  return false;
+}
+constexpr bool is_tls(const beast::ssl_stream<beast::tcp_stream>*) noexcept {
+  return true;
+}
 
-  void run(http::request<http::string_body>&& req) {
+/// One page's WebSocket over `Next` (beast::tcp_stream, or beast::ssl_stream of it with TLS).
+template <class Next>
+class ws_session final : public ws_peer, public std::enable_shared_from_this<ws_session<Next>> {
+ public:
+  ws_session(Next&& s, dashboard::impl& d) : ws_(std::move(s)), d_(d) {}
+
+  /// `after`: the page's last data update (its seq) when it reconnects; the updates since
+  /// then are sent from the server's history before the live ones.
+  void run(http::request<http::string_body>&& req, std::optional<std::uint64_t> after) {
     req_ = std::move(req);  // kept until the handshake is done
     // Pings at half the idle timeout, which the browser answers by itself: a page that only
     // listens is not idle, and a dead one is found (the default, no pings, dropped every page
@@ -353,35 +433,44 @@ class ws_session : public std::enable_shared_from_this<ws_session> {
     ws_.set_option(t);
     ws_.read_message_max(4096);
     ++d_.handshakes;
-    ws_.async_accept(req_, [self = shared_from_this()](beast::error_code ec) {
+    ws_.async_accept(req_, [self = this->shared_from_this(), after](beast::error_code ec) {
       --self->d_.handshakes;
       if (ec) return;
       self->d_.sessions.push_back(self);
       // A hello to this page only: a hello rebuilds a page, so the pages already open keep
       // their plots (each viewer that connected reset every other one).
-      self->send(std::make_shared<const std::string>(self->d_.hello_json(false)), false);
+      self->send(std::make_shared<const std::string>(self->d_.hello_json(false)), false, false);
+      if (after) self->d_.replay(*self, *after);
       self->read();
     });
   }
 
-  /// Queues `msg`; a page that cannot keep up loses data messages (never the final one).
-  void send(const std::shared_ptr<const std::string>& msg, bool final) {
-    if (!final && queue_.size() >= 64) return;
-    queue_.push_back({msg, final});
+  void send(const std::shared_ptr<const std::string>& msg, bool final, bool replay) override {
+    // A page that cannot keep up loses live data messages (never the final one, nor the
+    // history it asked for, which is bounded by the server's).
+    if (!final && !replay && queue_.size() >= 64 + replay_queued_) return;
+    queue_.push_back({msg, final, replay});
+    if (replay) ++replay_queued_;
     if (queue_.size() == 1) write();
   }
-  [[nodiscard]] bool saw_final() const noexcept { return saw_final_; }
+  [[nodiscard]] bool saw_final() const noexcept override { return saw_final_; }
   /// The page sees the connection close (and keeps what it shows). A FIN after the last
   /// message, not a close(): that would send a reset if the page's bytes are unread,
   /// and a reset can discard the final message before the page reads it.
-  void close() {
+  void close() override {
     beast::error_code ec;
     beast::get_lowest_layer(ws_).socket().shutdown(tcp::socket::shutdown_send, ec);
   }
 
  private:
+  struct queued {
+    std::shared_ptr<const std::string> msg;
+    bool final = false;
+    bool replay = false;
+  };
+
   void read() {
-    ws_.async_read(buf_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+    ws_.async_read(buf_, [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
       if (ec) {
         self->d_.remove(self.get());
         return;
@@ -410,63 +499,109 @@ class ws_session : public std::enable_shared_from_this<ws_session> {
     } catch (const std::exception&) {
       reply = R"j({"type":"error","message":"request is not JSON"})j";
     }
-    send(std::make_shared<const std::string>(std::move(reply)), false);
+    send(std::make_shared<const std::string>(std::move(reply)), false, false);
   }
 
   void write() {
     ws_.text(true);
-    ws_.async_write(net::buffer(*queue_.front().first),
-                    [self = shared_from_this()](beast::error_code ec, std::size_t) {
+    ws_.async_write(net::buffer(*queue_.front().msg),
+                    [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
                       if (ec) {
                         self->d_.remove(self.get());
                         return;
                       }
-                      if (self->queue_.front().second) {
+                      if (self->queue_.front().final) {
                         self->saw_final_ = true;
                         self->d_.check_done();
                       }
+                      if (self->queue_.front().replay) --self->replay_queued_;
                       self->queue_.pop_front();
                       if (!self->queue_.empty()) self->write();
                     });
   }
 
-  websocket::stream<beast::tcp_stream> ws_;
+  websocket::stream<Next> ws_;
   http::request<http::string_body> req_;
   beast::flat_buffer buf_;
-  std::deque<std::pair<std::shared_ptr<const std::string>, bool>> queue_;
+  std::deque<queued> queue_;
+  std::size_t replay_queued_ = 0;
   bool saw_final_ = false;
   dashboard::impl& d_;
 };
 
-class http_session : public std::enable_shared_from_this<http_session> {
+/// "/ws" (nullopt inside), "/ws?after=SEQ" (SEQ inside), anything else: nothing.
+std::optional<std::optional<std::uint64_t>> ws_target(std::string_view target) {
+  if (target == "/ws") return std::optional<std::uint64_t>{};
+  constexpr std::string_view prefix = "/ws?after=";
+  if (!target.starts_with(prefix)) return std::nullopt;
+  const std::string_view digits = target.substr(prefix.size());
+  if (digits.empty() || digits.size() > 18 ||
+      digits.find_first_not_of("0123456789") != std::string_view::npos)
+    return std::nullopt;
+  return std::optional<std::uint64_t>{std::stoull(std::string(digits))};
+}
+
+/// One HTTP connection over `Stream` (beast::tcp_stream, or beast::ssl_stream of it).
+template <class Stream>
+class http_session : public std::enable_shared_from_this<http_session<Stream>> {
  public:
-  http_session(tcp::socket&& s, dashboard::impl& d) : stream_(std::move(s)), d_(d) {
+  static constexpr bool tls = is_tls(static_cast<const Stream*>(nullptr));
+
+  http_session(Stream&& s, dashboard::impl& d) : stream_(std::move(s)), d_(d) {
     ++d_.http_connections;
     beast::error_code ec;
-    local_ = beast::get_lowest_layer(stream_).socket().local_endpoint(ec).address();
+    auto& sock = beast::get_lowest_layer(stream_).socket();
+    local_ = sock.local_endpoint(ec).address();
+    remote_ = client_address(sock.remote_endpoint(ec).address());
+    d_.opened(remote_);
   }
   http_session(const http_session&) = delete;
   http_session& operator=(const http_session&) = delete;
-  ~http_session() { --d_.http_connections; }
+  ~http_session() {
+    --d_.http_connections;
+    d_.closed(remote_);
+  }
 
+  void start() {
+    if constexpr (tls) {
+      // Plain HTTP (or anything but a TLS client hello) fails the handshake: closed unanswered.
+      beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(10));
+      stream_.async_handshake(net::ssl::stream_base::server,
+                              [self = this->shared_from_this()](beast::error_code ec) {
+                                if (!ec) self->read();
+                              });
+    } else {
+      read();
+    }
+  }
+
+ private:
   void read() {
     req_ = {};
-    stream_.expires_after(std::chrono::seconds(30));
+    beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(30));
     http::async_read(stream_, buf_, req_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                     [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
                        if (!ec) self->on_request();
                      });
   }
 
- private:
   void on_request() {
+    // Every request counts, the WebSocket upgrade among them: one client's flood is refused
+    // before it costs more than this check, and the other clients (and their stop) are served.
+    if (!d_.take_request(remote_)) {
+      reply(http::status::too_many_requests, "text/plain",
+            "too many requests from this address; retry in a second\n");
+      return;
+    }
     const std::string target(req_.target());
     if (websocket::is_upgrade(req_)) {
       // A page of another site (DNS rebinding, a cross-site WebSocket) has another Origin.
       const auto origin = req_.find(http::field::origin);
       const std::string host(req_[http::field::host]);
-      if (target != "/ws" || !d_.host_ok(host, local_) ||
-          (origin != req_.end() && origin->value() != "http://" + host)) {
+      const auto after = ws_target(target);
+      if (!after || !d_.host_ok(host, local_) ||
+          (origin != req_.end() &&
+           origin->value() != std::string(tls ? "https://" : "http://") + host)) {
         reply(http::status::forbidden, "text/plain", "WebSocket refused: path or origin\n");
         return;
       }
@@ -479,7 +614,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
         return;
       }
       beast::get_lowest_layer(stream_).expires_never();
-      std::make_shared<ws_session>(stream_.release_socket(), d_)->run(std::move(req_));
+      std::make_shared<ws_session<Stream>>(std::move(stream_), d_)->run(std::move(req_), *after);
       return;
     }
     // DNS rebinding: a foreign name resolving to this address reaches the server with its
@@ -519,6 +654,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
     res->set(http::field::server, "cosim");
     res->set(http::field::content_type, type);
     res->set(http::field::cache_control, "no-store");
+    if (st == http::status::too_many_requests) res->set(http::field::retry_after, "1");
     // Nothing but this origin: the page fetches nothing from the network.
     res->set("Content-Security-Policy",
              "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
@@ -531,21 +667,36 @@ class http_session : public std::enable_shared_from_this<http_session> {
       res->prepare_payload();
     }
     http::async_write(stream_, *res,
-                      [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+                      [self = this->shared_from_this(), res](beast::error_code ec, std::size_t) {
                         if (!ec && res->keep_alive()) {
                           self->read();
                         } else {
-                          beast::error_code ignored;
-                          self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+                          self->end();
                         }
                       });
   }
 
-  beast::tcp_stream stream_;
+  void end() {
+    if constexpr (tls) {
+      // close_notify first, so a TLS client sees a clean end; bounded by the stream's timeout.
+      beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(5));
+      stream_.async_shutdown([self = this->shared_from_this()](beast::error_code) {
+        beast::error_code ignored;
+        beast::get_lowest_layer(self->stream_)
+            .socket()
+            .shutdown(tcp::socket::shutdown_send, ignored);
+      });
+    } else {
+      beast::error_code ignored;
+      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    }
+  }
+
+  Stream stream_;
   beast::flat_buffer buf_;
   http::request<http::string_body> req_;
   dashboard::impl& d_;
-  net::ip::address local_;
+  net::ip::address local_, remote_;
 };
 
 }  // namespace
@@ -562,14 +713,71 @@ void dashboard::impl::start_accept() {
       });
       return;
     }
-    if (http_connections >= max_http_connections) {
+    beast::error_code rec;
+    const auto remote = client_address(s.remote_endpoint(rec).address());
+    if (rec || http_connections >= max_http_connections || !admit(remote)) {
       beast::error_code ignored;
-      s.close(ignored);  // over the bound: refused at once, the descriptor is back
+      s.close(ignored);  // over a bound: refused at once, the descriptor is back
+    } else if (ssl) {
+      std::make_shared<http_session<beast::ssl_stream<beast::tcp_stream>>>(
+          beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(s)), *ssl), *this)
+          ->start();
     } else {
-      std::make_shared<http_session>(std::move(s), *this)->read();
+      std::make_shared<http_session<beast::tcp_stream>>(beast::tcp_stream(std::move(s)), *this)
+          ->start();
     }
     start_accept();
   });
+}
+
+bool dashboard::impl::admit(const net::ip::address& a) {
+  if (const auto it = clients.find(a); it != clients.end())
+    return it->second.open < max_connections_per_client;
+  if (clients.size() >= max_clients) {
+    // Forget the addresses that hold nothing: no connection and a full bucket again.
+    const std::int64_t now = now_ns();
+    std::erase_if(clients, [now](const auto& kv) {
+      const client_state& c = kv.second;
+      return c.open == 0 &&
+             c.tokens + static_cast<double>(now - c.refilled_ns) * 1e-9 * rate_per_s >= burst;
+    });
+    if (clients.size() >= max_clients) return false;  // that many busy addresses: new ones wait
+  }
+  return true;
+}
+
+bool dashboard::impl::take_request(const net::ip::address& a) {
+  client_state& c = clients[a];
+  const std::int64_t now = now_ns();
+  if (c.refilled_ns != 0)
+    c.tokens =
+        std::min(burst, c.tokens + static_cast<double>(now - c.refilled_ns) * 1e-9 * rate_per_s);
+  c.refilled_ns = now;
+  if (c.tokens < 1.0) return false;
+  c.tokens -= 1.0;
+  return true;
+}
+
+void dashboard::impl::closed(const net::ip::address& a) {
+  if (const auto it = clients.find(a); it != clients.end() && it->second.open > 0)
+    --it->second.open;
+}
+
+void dashboard::impl::replay(ws_peer& s, std::uint64_t after) {
+  // The page learns what it asked for, what comes and how much is gone (older than the
+  // history); after >= next_seq means another run (a page left open across runs): it resets.
+  const std::uint64_t first = history.empty() ? next_seq : history.front().seq;
+  const std::uint64_t from = std::max(after + 1, first);
+  json_writer j;
+  j.begin_object();
+  j.key("type").value("resume");
+  j.key("after").value(static_cast<std::int64_t>(after));
+  j.key("next").value(static_cast<std::int64_t>(next_seq));
+  j.key("missed").value(static_cast<std::int64_t>(after < next_seq ? from - after - 1 : 0));
+  j.end_object();
+  s.send(std::make_shared<const std::string>(j.str()), false, true);
+  for (const kept_update& u : history)
+    if (u.seq > after) s.send(u.msg, false, true);
 }
 
 bool dashboard::impl::request_stop(std::string_view tok, const char* via) {
@@ -629,7 +837,7 @@ std::string dashboard::impl::hello_json(bool mark_sent) {
 }
 
 void dashboard::impl::broadcast(const std::shared_ptr<const std::string>& msg, bool final) {
-  for (auto& s : sessions) s->send(msg, final);
+  for (auto& s : sessions) s->send(msg, final, false);
 }
 
 void dashboard::impl::send_data() {
@@ -661,6 +869,13 @@ void dashboard::impl::send_data() {
   json_writer j;
   j.begin_object();
   j.key("type").value("data");
+  // seq numbers the updates (a reconnecting page asks for those after its last); row0 is the
+  // index of the update's first row among the run's rows (results.csv's data rows).
+  const std::uint64_t seq = next_seq++;
+  const auto nrows = static_cast<std::uint64_t>(row_merge.empty() ? 0 : row_merge[0]);
+  j.key("seq").value(static_cast<std::int64_t>(seq));
+  j.key("row0").value(static_cast<std::int64_t>(rows_sent));
+  rows_sent += nrows;
   const double row_wall = row_merge.size() >= 2 ? row_merge[1] : 0.0;
   const double timing_wall = timing_merge.empty() ? 0.0 : timing_merge[0];
   j.key("wall_s").value(std::max(row_wall, timing_wall));
@@ -703,7 +918,14 @@ void dashboard::impl::send_data() {
   j.end_object();
   if (!row_merge.empty()) reset_rows(row_merge);
   if (!timing_merge.empty()) std::fill(timing_merge.begin() + 1, timing_merge.end(), 0.0);
-  broadcast(std::make_shared<const std::string>(j.str()), false);
+  auto msg = std::make_shared<const std::string>(j.str());
+  history.push_back({seq, msg});
+  history_bytes += msg->size();
+  while (history.size() > history_updates || history_bytes > history_max_bytes) {
+    history_bytes -= history.front().msg->size();
+    history.pop_front();
+  }
+  broadcast(msg, false);
 }
 
 void dashboard::impl::tick() {
@@ -717,7 +939,7 @@ void dashboard::impl::tick() {
   if (final_msg) {
     // A page that connects after the end gets the whole story at once.
     for (auto& s : sessions)
-      if (!s->saw_final()) s->send(final_msg, true);
+      if (!s->saw_final()) s->send(final_msg, true, false);
   }
 }
 
@@ -739,7 +961,7 @@ void dashboard::impl::shut_down() {
   sessions.clear();
 }
 
-void dashboard::impl::remove(ws_session* s) {
+void dashboard::impl::remove(ws_peer* s) {
   std::erase_if(sessions, [s](const auto& p) { return p.get() == s; });
   check_done();
 }
@@ -752,6 +974,73 @@ void dashboard::impl::check_done() {
   done = true;
   done_cv.notify_all();
 }
+
+namespace {
+
+// Never prompts on the terminal for a passphrase (OpenSSL's default would, holding the start).
+int no_passphrase(char* /*buf*/, int /*size*/, int /*rwflag*/, void* /*u*/) {
+  return -1;
+}
+
+void check_readable(const char* option, const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  const int err = errno;
+  COSIM_INPUT_CHECK(in.good(), errc::io,
+                    std::string(option) + " " + file + ": cannot read the file: " +
+                        std::error_code(err, std::generic_category()).message());
+}
+
+/// The server's TLS context from PEM files; every failure names the option and the file.
+/// Returns the certificate's SHA-256 fingerprint (AA:BB:...), for checking a self-signed one.
+std::string load_tls(net::ssl::context& ctx, const std::string& cert, const std::string& key) {
+  check_readable("--serve-cert", cert);
+  check_readable("--serve-key", key);
+  // Whoever reads the key can pose as this dashboard: say so, as ssh does, but go on (a bench
+  // user may have reasons, e.g. a group of operators).
+  if (struct stat st{}; ::stat(key.c_str(), &st) == 0 && (st.st_mode & 077) != 0)
+    std::fprintf(stderr,
+                 "cosim: dashboard: WARNING: --serve-key %s can be read by other users (mode "
+                 "%03o); chmod 600 it\n",
+                 key.c_str(), static_cast<unsigned>(st.st_mode & 0777));
+  SSL_CTX* native = ctx.native_handle();
+  // TLS 1.2 and 1.3 only; the library's default cipher lists.
+  SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
+  SSL_CTX_set_default_passwd_cb(native, &no_passphrase);
+  beast::error_code ec;
+  ctx.use_certificate_chain_file(cert, ec);
+  COSIM_INPUT_CHECK(!ec, errc::config_value,
+                    "--serve-cert " + cert + ": not a PEM certificate (chain): " + ec.message());
+  // The key is read here, not by use_private_key_file, to tell a file that holds no
+  // (unencrypted) key from a key of another certificate.
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_file(key.c_str(), "r"), &BIO_free);
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> pkey(
+      bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, &no_passphrase, nullptr) : nullptr,
+      &EVP_PKEY_free);
+  COSIM_INPUT_CHECK(pkey != nullptr, errc::config_value,
+                    "--serve-key " + key +
+                        ": not an unencrypted PEM private key (an encrypted one: openssl pkey "
+                        "-in KEY -out NEW_KEY, and keep NEW_KEY mode 0600)");
+  COSIM_INPUT_CHECK(
+      SSL_CTX_use_PrivateKey(native, pkey.get()) == 1 && SSL_CTX_check_private_key(native) == 1,
+      errc::config_value,
+      "--serve-key " + key + ": the key does not match the certificate in " + "--serve-cert " +
+          cert);
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  std::string fp;
+  if (X509* x = SSL_CTX_get0_certificate(native);
+      x != nullptr && X509_digest(x, EVP_sha256(), md, &n) == 1) {
+    static const char* const hex = "0123456789ABCDEF";
+    for (unsigned int i = 0; i < n; ++i) {
+      if (i > 0) fp += ':';
+      fp += hex[md[i] >> 4];
+      fp += hex[md[i] & 15];
+    }
+  }
+  return fp;
+}
+
+}  // namespace
 
 serve_options parse_serve(const std::string& spec, bool any_address) {
   serve_options o;
@@ -786,6 +1075,13 @@ serve_options parse_serve(const std::string& spec, bool any_address) {
 
 dashboard::dashboard(const serve_options& opt, stop_source& stop, dashboard_info info)
     : impl_(std::make_unique<impl>(opt, stop, std::move(info))) {
+  COSIM_INPUT_CHECK(opt.cert_file.empty() == opt.key_file.empty(), errc::config_value,
+                    opt.cert_file.empty() ? "--serve-key " + opt.key_file + " needs --serve-cert"
+                                          : "--serve-cert " + opt.cert_file + " needs --serve-key");
+  if (!opt.cert_file.empty()) {
+    impl_->ssl.emplace(net::ssl::context::tls_server);
+    impl_->tls_fingerprint = load_tls(*impl_->ssl, opt.cert_file, opt.key_file);
+  }
   beast::error_code ec;
   const tcp::endpoint ep(net::ip::make_address(opt.address), opt.port);
   const std::string where = "--serve " + opt.address + ":" + std::to_string(opt.port);
@@ -797,7 +1093,15 @@ dashboard::dashboard(const serve_options& opt, stop_source& stop, dashboard_info
                     where + ": cannot listen: " + ec.message() +
                         " (another program uses the port? --serve 0 picks a "
                         "free one)");
-  if (!ep.address().is_loopback())
+  if (!ep.address().is_loopback() && impl_->ssl)
+    std::fprintf(
+        stderr,
+        "cosim: dashboard: --serve-any: serving on %s beyond this host over TLS: "
+        "anyone who reaches it and has the stop token can stop the run; check the "
+        "certificate's SHA-256 fingerprint in the browser: %s\n",
+        (opt.address + ":" + std::to_string(impl_->acceptor.local_endpoint(ec).port())).c_str(),
+        impl_->tls_fingerprint.c_str());
+  else if (!ep.address().is_loopback())
     std::fprintf(
         stderr,
         "cosim: dashboard: WARNING: --serve-any: serving on %s beyond this host, over "
@@ -848,11 +1152,15 @@ std::uint16_t dashboard::port() const noexcept {
 const std::string& dashboard::token() const noexcept {
   return impl_->token;
 }
+const std::string& dashboard::tls_fingerprint() const noexcept {
+  return impl_->tls_fingerprint;
+}
 std::string dashboard::url() const {
   beast::error_code ec;
   const auto a = impl_->acceptor.local_endpoint(ec).address();
   const std::string host = a.is_v6() ? "[" + a.to_string() + "]" : a.to_string();
-  return "http://" + host + ":" + std::to_string(port()) + "/#token=" + impl_->token;
+  return std::string(impl_->ssl ? "https://" : "http://") + host + ":" + std::to_string(port()) +
+         "/#token=" + impl_->token;
 }
 row_sink& dashboard::rows() noexcept {
   return impl_->rows;

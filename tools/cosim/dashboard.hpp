@@ -7,6 +7,9 @@
 // subsystem thread) hands rows and per-thread timing over through preallocated SPSC frame
 // rings. It never allocates, locks or waits there: when a ring is full it keeps merging
 // min/max into its pending frame, so a slow server merges intervals but loses no spike.
+//
+// Server side: the last data updates are kept (bounded) so that a page that reconnects gets
+// what it missed; connections and requests are bounded per client address; optional TLS.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -28,6 +31,9 @@ struct serve_options {
   double grace_s = 2.0;
   /// Recording thread hand-over and broadcast period.
   std::int64_t period_ns = 40'000'000;
+  /// --serve-cert/--serve-key: PEM certificate (chain) and its unencrypted private key; both
+  /// set: HTTPS and WSS only (docs/dashboard.md "TLS on a bench network").
+  std::string cert_file, key_file;
 };
 
 /// Parses --serve's "[ADDR:]PORT" (IPv4 or [IPv6]); throws cosim::error (config_value)
@@ -62,8 +68,10 @@ class dashboard {
   [[nodiscard]] std::uint16_t port() const noexcept;
   /// 128 random bits as 32 hex digits: a stop request must carry it.
   [[nodiscard]] const std::string& token() const noexcept;
-  /// http://ADDR:PORT/#token=TOKEN
+  /// http://ADDR:PORT/#token=TOKEN (https:// with TLS)
   [[nodiscard]] std::string url() const;
+  /// SHA-256 fingerprint of the TLS certificate (AA:BB:...), empty without TLS.
+  [[nodiscard]] const std::string& tls_fingerprint() const noexcept;
 
   /// For run_request::also and run_request::observer; used on the recording thread.
   [[nodiscard]] row_sink& rows() noexcept;

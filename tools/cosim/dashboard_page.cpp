@@ -39,6 +39,7 @@ canvas{display:block;background:#fff;border:1px solid #eee;margin:4px 0}
  <span><span class="k">end max |&delta;P|</span> <span class="v" id="end-power">–</span> W</span>
  <span><span class="k">rows</span> <span class="v" id="rows">0</span></span>
  <span><span class="k">updates</span> <span class="v" id="updates">0</span></span>
+ <span class="bad" id="missed" hidden></span>
  <span class="k" id="conn">not connected</span>
 </div>
 <div class="bar" id="message"></div>
@@ -84,6 +85,10 @@ if (params.get("cols") || params.getAll("col").length)
 // "energy" or "power").
 // alarmCol[k]: column index of alarm k's variable; colLimit[i]: the limit drawn on column i.
 let alarmCol = [], colLimit = [];
+// lastSeq: the last data update shown; a reconnecting page asks for the ones after it.
+// nextRow: row0 the next update must have; rows skipped (a page too slow for the live
+// stream, or away longer than the server's history) are counted and shown, not hidden.
+let lastSeq = 0, layout = null, resumeNote = "", nextRow = null, firstRow = null, missedRows = 0;
 let lastSim = 0, hello = null, series = {}, colSeries = [], threadSeries = [], updates = 0, ended = false, ws = null;
 
 function fmt(v, d) {
@@ -150,6 +155,10 @@ function plotBox(parent, id, title) {
 }
 
 function onHello(m) {
+  // The same layout again (a reconnection): keep the plots, the history fills the gap.
+  const key = JSON.stringify([m.mode, m.columns, m.threads, m.alarms]);
+  if (key === layout) { hello = m; return; }
+  layout = key;
   hello = m;
   $("scenario").textContent = m.scenario; $("mode").textContent = "(" + m.mode + ")";
   $("energy-limit").textContent = m.energy_limit_J === null ? "none" : fmt(m.energy_limit_J) + " J";
@@ -194,6 +203,10 @@ function onHello(m) {
 }
 
 function onData(m) {
+  if (m.seq !== undefined) {
+    if (m.seq <= lastSeq) return;  // already shown
+    lastSeq = m.seq;
+  }
   updates++;
   $("updates").textContent = updates;
   $("wall-time").textContent = fmt(m.wall_s, 4);
@@ -202,6 +215,15 @@ function onData(m) {
     $("rtf").textContent = m.wall_s > 0 ? fmt(m.sim_s / m.wall_s, 3) : "–";
   }
   $("rows").textContent = (+$("rows").textContent) + m.rows;
+  if (m.row0 !== undefined) {
+    if (firstRow === null) firstRow = m.row0;
+    if (nextRow !== null && m.row0 > nextRow) {
+      missedRows += m.row0 - nextRow;
+      $("missed").hidden = false;
+      $("missed").textContent = missedRows + " rows not received";
+    }
+    nextRow = m.row0 + m.rows;
+  }
   if (!hello) return;
   // Every plot on simulated time; timing without rows belongs to the newest row's time.
   if (m.sim_s !== undefined) lastSim = m.sim_s;
@@ -300,13 +322,20 @@ function onEnd(m) {
   $("stop").disabled = true;
 }
 
+function onResume(m) {
+  if (m.after >= m.next) lastSeq = 0;  // the server has started another run
+  resumeNote = m.missed > 0 ? "; " + m.missed + " updates missed (older than the server keeps)" : "";
+  $("conn").textContent = "reconnected" + resumeNote;
+}
+
 function connect() {
-  ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws");
+  ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws" +
+                     (lastSeq > 0 ? "?after=" + lastSeq : ""));
   ws.onopen = () => { $("conn").textContent = "connected"; };
   ws.onclose = () => {
     $("conn").textContent = ended ? "run ended; server closed" : "disconnected; reconnecting";
-    // A dropped page (network, server restart of the socket) comes back by itself; the hello
-    // it then gets rebuilds it. A run that ended stays as it is.
+    // A dropped page (network, server restart of the socket) comes back by itself and asks
+    // for the updates it missed. A run that ended stays as it is.
     if (!ended) setTimeout(connect, 1000);
   };
   ws.onmessage = ev => {
@@ -314,6 +343,7 @@ function connect() {
     if (m.type === "hello") onHello(m);
     else if (m.type === "data") onData(m);
     else if (m.type === "end") onEnd(m);
+    else if (m.type === "resume") onResume(m);
     else if (m.type === "stop_accepted") { $("stop-result").textContent = "stop accepted"; $("stop-result").className = "ok"; }
     else if (m.type === "error") { $("stop-result").textContent = m.message; $("stop-result").className = "bad"; }
   };

@@ -154,7 +154,7 @@ void print_result(const run_request& req, const config::run_report& rep) {
 
 /// The run subcommand once its options are parsed.
 int run_main(run_request& req, bool print_system, const std::string& serve_arg, bool serve_any_arg,
-             progress_mode progress_flag) {
+             const std::string& cert_arg, const std::string& key_arg, progress_mode progress_flag) {
   if (print_system) {
     std::fputs(config::system_toml(config::load_scenario(req.scenario, req.sets)).c_str(), stdout);
     return 0;
@@ -170,8 +170,14 @@ int run_main(run_request& req, bool print_system, const std::string& serve_arg, 
   std::optional<config::scenario> sc;
   if (!serve_arg.empty() || want_bar) sc = config::load_scenario(req.scenario, req.sets);
   std::unique_ptr<dashboard> dash;
+  COSIM_INPUT_CHECK(
+      (cert_arg.empty() && key_arg.empty()) || !serve_arg.empty(), errc::config_value,
+      std::string(cert_arg.empty() ? "--serve-key " + key_arg : "--serve-cert " + cert_arg) +
+          ": TLS for the dashboard needs --serve [ADDR:]PORT");
   if (!serve_arg.empty()) {
-    const serve_options so = parse_serve(serve_arg, serve_any_arg);
+    serve_options so = parse_serve(serve_arg, serve_any_arg);
+    so.cert_file = cert_arg;
+    so.key_file = key_arg;
     dashboard_info info{fs::path(req.scenario).stem().string(),
                         to_string(sc->run.mode),
                         sc->run.macro_step,
@@ -182,6 +188,8 @@ int run_main(run_request& req, bool print_system, const std::string& serve_arg, 
     for (const auto& a : sc->alarms) info.alarms.push_back(a.spec);
     dash = std::make_unique<dashboard>(so, operator_stop(), std::move(info));
     std::printf("dashboard: %s\n  stop token: %s\n", dash->url().c_str(), dash->token().c_str());
+    if (!dash->tls_fingerprint().empty())
+      std::printf("  TLS certificate SHA-256: %s\n", dash->tls_fingerprint().c_str());
     std::fflush(stdout);
     if (req.also == nullptr) req.also = &dash->rows();
     req.observer = &dash->observer();
@@ -253,11 +261,21 @@ command add_run_command(CLI::App& app) {
   run->add_flag("--serve-any", *serve_any,
                 "Allow --serve on a non-loopback address (the page and its stop button are then "
                 "reachable from the network, guarded by the token only)");
+  auto serve_cert = std::make_shared<std::string>();
+  auto serve_key = std::make_shared<std::string>();
+  run->add_option("--serve-cert", *serve_cert,
+                  "With --serve: serve HTTPS/WSS only, with this PEM certificate (chain); "
+                  "needs --serve-key")
+      ->type_name("FILE");
+  run->add_option("--serve-key", *serve_key,
+                  "With --serve-cert: the certificate's unencrypted PEM private key")
+      ->type_name("FILE");
   auto progress_flag = std::make_shared<progress_mode>(progress_mode::automatic);
   add_progress_flags(*run, *progress_flag);
   run->footer(keys_help());
-  return {run, [req, print_system, serve, serve_any, progress_flag] {
-            return run_main(*req, *print_system, *serve, *serve_any, *progress_flag);
+  return {run, [req, print_system, serve, serve_any, serve_cert, serve_key, progress_flag] {
+            return run_main(*req, *print_system, *serve, *serve_any, *serve_cert, *serve_key,
+                            *progress_flag);
           }};
 }
 

@@ -5,7 +5,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libeigen3-dev libboost1.81-dev libspdlog-dev liburing-dev
   libgtest-dev libgmock-dev libbenchmark-dev libtomlplusplus-dev libcli11-dev
-  libzip-dev libpugixml-dev libsodium-dev
+  libzip-dev libpugixml-dev libsodium-dev libssl-dev openssl
   cyclonedds-dev cyclonedds-tools iceoryx nftables iproute2 iptables libnetfilter-queue-dev
   chromium
   rt-tests clang libclang-rt-14-dev clang-tidy lld
