@@ -9,7 +9,7 @@ packages=(
   cyclonedds-dev cyclonedds-tools iceoryx nftables iproute2 iptables libnetfilter-queue-dev
   chromium
   rt-tests clang libclang-rt-14-dev clang-tidy lld
-  strace openssl
+  strace
   libcap2-bin help2man lintian
 )
 missing=()
