@@ -28,6 +28,9 @@ class starting_sink final : public row_sink {
  public:
   starting_sink(csv_writer& file, results_folder& folder, row_sink* also)
       : file_(file), folder_(folder), also_(also) {}
+  void units(std::span<const std::string> units) override {
+    if (also_ != nullptr) also_->units(units);
+  }
   void begin(std::span<const std::string> columns) override {
     file_.prepare(columns);  // bad columns end the run here, before anything is touched
     if (also_ != nullptr) also_->begin(columns);
@@ -254,6 +257,14 @@ std::string summary_json(const run_report& rep, const run_outcome& o, const syst
   });
   corrected("feedthrough_corrected_inputs",
             [](const subsystem& s, std::size_t i) { return s.input(i).feedthrough().count > 0; });
+  // Each results.csv column's unit ("" where the model declares none): report and scripts.
+  {
+    const auto names = result_columns(sys);
+    const auto units = result_units(sys);
+    j.key("units").begin_object();
+    for (std::size_t c = 0; c < names.size(); ++c) j.key(names[c]).value(units[c]);
+    j.end_object();
+  }
   j.key("results").value(results_csv);
   write_provenance_json(j, rep);
   j.key("config").raw(to_json(sc));

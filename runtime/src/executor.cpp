@@ -102,6 +102,13 @@ std::vector<std::string> result_columns(const system& sys) {
   return cols;
 }
 
+std::vector<std::string> result_units(const system& sys) {
+  std::vector<std::string> units{"s"};
+  for (const probe& p : sys.probes()) units.push_back(p.unit);
+  units.insert(units.end(), {"W", "J", "J"});
+  return units;
+}
+
 namespace {
 std::atomic<std::int64_t> g_runs_started{0};
 }  // namespace
@@ -140,6 +147,9 @@ run_outcome run_offline(system& sys, const run_plan& plan, const safety_limits& 
     acc.add_tail(&iterations);
     acc.add_tail(&defect);
   }
+  auto units = result_units(sys);
+  units.resize(columns.size());  // iterations and defect: counts and a scaled norm, no unit
+  sink.units(units);
   sink.begin(columns);
 
   time_point t = plan.start;

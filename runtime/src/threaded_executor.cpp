@@ -181,6 +181,7 @@ run_outcome run_threaded(system& sys, const run_plan& plan, const safety_limits&
   rt_log_channel& watchdog_log = drain.add_channel("watchdog");
   watchdog supervisor(shared, workers, watchdog_log);
 
+  sink.units(result_units(sys));
   sink.begin(columns);
   // end() on every way out, the exceptional ones included: the observer may hold `sys`.
   struct observer_end {

@@ -431,6 +431,40 @@ class devtools {
   int id_ = 0;
 };
 
+// Headless Chromium with its DevTools session on its about:blank page (dt null on failure;
+// the log says why).
+struct browser_page {
+  browser_page(const std::string& browser, const temp_dir& tmp) : log(tmp / "chromium.log") {
+    chrome = spawn({browser, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
+                    "--user-data-dir=" + (tmp / "profile"), "--remote-debugging-port=0",
+                    "--window-size=1200,1500", "about:blank"},
+                   tmp / "chromium.out", log);
+    std::smatch m;
+    const std::regex listening(R"(DevTools listening on ws://127\.0\.0\.1:([0-9]+)/)");
+    std::string port;
+    const bool up = wait_for(
+        chrome,
+        [&] {
+          const std::string l = slurp(log);
+          if (!std::regex_search(l, m, listening)) return false;
+          port = m[1];
+          return true;
+        },
+        30s);
+    if (!up) return;
+    const auto list = http_request({"127.0.0.1", port, ""}, http::verb::get, "/json/list");
+    std::string page_ws;
+    for (const auto& t : parse_json(list.body()).arr)
+      if (t.find("type")->str == "page") page_ws = t.find("webSocketDebuggerUrl")->str;
+    if (page_ws.empty()) return;
+    dt = std::make_unique<devtools>(port, page_ws.substr(page_ws.find('/', 5)));
+    dt->call("Runtime.enable", "{}");
+  }
+  std::string log;
+  pid_t chrome = -1;
+  std::unique_ptr<devtools> dt;
+};
+
 TEST(Dashboard, ShowsTheAlarmsLimitsAndHowOftenTheyFired) {
   temp_dir tmp;
   // A clock alarm stops the realtime run 1.5 s in; a warn alarm fires at t0 and clears at 0.5.
@@ -482,35 +516,12 @@ TEST(Dashboard, ChromiumSeesValuesUpdateIsRefusedWithoutTheTokenAndStopsTheRunWi
   const served s = wait_for_url(run, tmp / "out.txt");
   ASSERT_FALSE(s.port.empty()) << slurp(tmp / "err.txt");
 
-  const std::string log = tmp / "chromium.log";
-  const pid_t chrome =
-      spawn({browser, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
-             "--user-data-dir=" + (tmp / "profile"), "--remote-debugging-port=0",
-             "--window-size=1200,1500", "about:blank"},
-            tmp / "chromium.out", log);
+  browser_page page(browser, tmp);
+  ASSERT_TRUE(page.dt) << slurp(page.log);
+  devtools& dt = *page.dt;
+  const pid_t chrome = page.chrome;
+  const std::string& log = page.log;
   kill_after chrome_guard(chrome, 90s);
-  std::smatch m;
-  const std::regex listening(R"(DevTools listening on ws://127\.0\.0\.1:([0-9]+)/)");
-  std::string devtools_port;
-  ASSERT_TRUE(wait_for(
-      chrome,
-      [&] {
-        const std::string l = slurp(log);
-        if (!std::regex_search(l, m, listening)) return false;
-        devtools_port = m[1];
-        return true;
-      },
-      30s))
-      << slurp(log);
-  // The page target (about:blank) and its DevTools WebSocket.
-  const auto list = http_request({"127.0.0.1", devtools_port, ""}, http::verb::get, "/json/list");
-  const json_value targets = parse_json(list.body());
-  std::string page_ws;
-  for (const auto& t : targets.arr)
-    if (t.find("type")->str == "page") page_ws = t.find("webSocketDebuggerUrl")->str;
-  ASSERT_FALSE(page_ws.empty()) << list.body();
-  devtools dt(devtools_port, page_ws.substr(page_ws.find('/', 5)));  // path after host:port
-  dt.call("Runtime.enable", "{}");
   // Without the token in the URL: the user has not entered it yet.
   dt.call("Page.navigate", "{\"url\":\"http://" + s.host + ":" + s.port + "/\"}");
 
@@ -583,6 +594,129 @@ TEST(Dashboard, ChromiumSeesValuesUpdateIsRefusedWithoutTheTokenAndStopsTheRunWi
   wait_exit(chrome, 10s);
   // No script error in the page.
   EXPECT_EQ(slurp(log).find("Uncaught"), std::string::npos) << slurp(log);
+}
+
+// Issue 33 item 9: a page opened mid-run gets the run from its first row, titles carry the
+// units, axes have rounded ticks and never go below zero for a latency, the cursor reads
+// values, a drag zooms every plot, every driver counter has a column, and /status.json
+// serves the same state to a script.
+TEST(Dashboard, APageOpenedMidRunShowsTheWholeRunWithUnitsTicksCursorAndZoom) {
+  const std::string browser = chromium();
+  ASSERT_FALSE(browser.empty()) << "chromium is not installed (tools/scripts/install_deps.sh)";
+  temp_dir tmp;
+  const std::string out = tmp / "run";
+  const pid_t run = spawn(realtime_run(out, "0"), tmp / "out.txt", tmp / "err.txt");
+  kill_after run_guard(run, 90s);
+  const served s = wait_for_url(run, tmp / "out.txt");
+  ASSERT_FALSE(s.port.empty()) << slurp(tmp / "err.txt");
+
+  // A script polls /status.json until the run is 0.5 s in: no WebSocket, no token.
+  json_value st;
+  ASSERT_TRUE(wait_for(
+      run,
+      [&] {
+        const auto r = http_request(s, http::verb::get, "/status.json");
+        if (r.result() != http::status::ok) return false;
+        st = parse_json(r.body());
+        return st.find("status")->str == "running" && st.find("sim_s")->num >= 0.5;
+      },
+      20s));
+  EXPECT_EQ(st.find("mode")->str, "realtime");
+  EXPECT_GT(st.find("rows")->num, 0.0);
+  EXPECT_EQ(st.find("last")->find("t")->num, st.find("sim_s")->num);
+  // oscillator004: positions in m, velocities in m/s (its model), the residual columns.
+  EXPECT_EQ(st.find("units")->find("t")->str, "s");
+  EXPECT_EQ(st.find("units")->find("sum_abs_dE")->str, "J");
+  EXPECT_EQ(st.find("units")->find("dP")->str, "W");
+  EXPECT_EQ(http_request(s, http::verb::post, "/status.json").result(),
+            http::status::method_not_allowed);
+
+  browser_page page(browser, tmp);
+  ASSERT_TRUE(page.dt) << slurp(page.log);
+  devtools& dt = *page.dt;
+  kill_after chrome_guard(page.chrome, 90s);
+  dt.call("Page.navigate", "{\"url\":\"http://" + s.host + ":" + s.port + "/\"}");
+  ASSERT_TRUE(wait_for(
+      run, [&] { return std::atoi(dt.text_of("updates").c_str()) >= 5; }, 20s));
+  // Opened half a second in, it still starts at the run's first row, with none missed.
+  EXPECT_EQ(dt.eval("String(firstRow)"), "0");
+  EXPECT_EQ(dt.eval("String(missedRows)"), "0");
+  EXPECT_EQ(dt.text_of("conn").rfind("connected", 0), 0U) << dt.text_of("conn");
+
+  // Every column's title is "name [unit]" with the unit /status.json gives.
+  const json_value& units = *st.find("units");
+  int titled = 0;
+  for (const auto& [name, unit] : units.obj) {
+    if (name == "t" || unit.str.empty()) continue;
+    const std::string title = dt.eval("(()=>{const i=hello.columns.indexOf(" + json_quote(name) +
+                                      ");const c=document.getElementById('col-'+i);return "
+                                      "c?c.parentNode.firstChild.textContent:''})()");
+    EXPECT_EQ(title, name + " [" + unit.str + "]");
+    ++titled;
+  }
+  EXPECT_GE(titled, 4);
+
+  // Ticks at 1-2-5 steps with labels rounded to the step (closed form: [0, 1] in 4 -> 0.2).
+  EXPECT_EQ(dt.eval("ticks(0, 1, 4).values.map(v => tickText(v, 0.2)).join(' ')"),
+            "0 0.2 0.4 0.6 0.8 1");
+  EXPECT_EQ(dt.eval("ticks(-3e-5, 7e-5, 4).step.toPrecision(3)"), "0.0000200");
+  // A step-time plot's axis starts at zero, not below (the envelope's lower edge is 0).
+  EXPECT_EQ(dt.eval("String(document.getElementById('exec-mass1')._map.y0)"), "0");
+  // Plots fill their grid cell (they used two thirds of the page).
+  EXPECT_EQ(dt.eval("(()=>{const c=document.getElementById('plot-energy');"
+                    "return String(c.clientWidth >= c.parentNode.clientWidth - 4)})()"),
+            "true");
+
+  // Cursor: a pointer over the energy plot reads the time, min and max there.
+  const std::string at_plot =
+      "(()=>{const c=document.getElementById('plot-energy'),r=c.getBoundingClientRect();"
+      "const ev=(type,f)=>c.dispatchEvent(new MouseEvent(type,{clientX:r.left+f*r.width,"
+      "clientY:r.top+40,bubbles:true}));";
+  dt.eval(at_plot + "ev('mousemove',0.5);return ''})()");
+  ASSERT_TRUE(wait_for(
+      run,
+      [&] {
+        return dt.eval("document.getElementById('plot-energy').dataset.readout||''")
+            .starts_with("t ");
+      },
+      10s));
+  EXPECT_NE(dt.eval("document.getElementById('plot-energy').dataset.readout").find(" min "),
+            std::string::npos);
+  // Zoom: dragging from 30 % to 60 % of the plot sets the time window of every plot;
+  // a double-click follows the run again.
+  dt.eval(at_plot + "ev('mousedown',0.3);ev('mousemove',0.6);ev('mouseup',0.6);return ''})()");
+  EXPECT_EQ(dt.eval("String(view !== null && view.x1 > view.x0)"), "true");
+  EXPECT_EQ(dt.text_of("zoom").rfind("zoomed to t = ", 0), 0U) << dt.text_of("zoom");
+  EXPECT_TRUE(wait_for(
+      run,
+      [&] {
+        return dt.eval("String(document.getElementById('col-1')._map.x0 === view.x0)") == "true";
+      },
+      10s));
+  dt.eval("document.getElementById('plot-energy').dispatchEvent(new MouseEvent('dblclick')), ''");
+  EXPECT_EQ(dt.eval("String(view)"), "null");
+
+  // Drivers: every counter a driver reports gets a column (the page names none itself).
+  dt.eval(
+      "onData({type:'data',wall_s:1,rows:0,drivers:[{name:'valve',auth:'v2',received:1,"
+      "rejected_source:2,clamped:3,wrong_channel_count:4,stale_session:5,unsent:6}]}), ''");
+  EXPECT_EQ(
+      dt.eval(
+          "Array.from(document.querySelectorAll('#driver-keys th')).map(t=>t.textContent).join()"),
+      "name,auth,received,rejected source,clamped,wrong channel count,stale session,unsent");
+  EXPECT_EQ(
+      dt.eval("Array.from(document.querySelectorAll('#drivers td')).map(t=>t.textContent).join()"),
+      "valve,v2,1,2,3,4,5,6");
+
+  EXPECT_EQ(http_request(s, http::verb::post, "/stop", s.token).result(), http::status::accepted);
+  EXPECT_EQ(wait_exit(run, 30s), 1);
+  // summary.json carries the same units.
+  const json_value summary = parse_json(slurp(out + "/summary.json"));
+  for (const auto& [name, unit] : units.obj)
+    EXPECT_EQ(summary.find("units")->find(name)->str, unit.str) << name;
+  kill(page.chrome, SIGTERM);
+  wait_exit(page.chrome, 10s);
+  EXPECT_EQ(slurp(page.log).find("Uncaught"), std::string::npos) << slurp(page.log);
 }
 
 // ---------------------------------------------------- RT path allocation-free, dashboard on

@@ -266,6 +266,19 @@ TEST(Report, ARunWithoutSummaryIsReportedAsNotFinished) {
   EXPECT_NE(html.find("id=\"col-x\""), std::string::npos);
 }
 
+// Recorded columns carry their units (issue 33 item 1): the oscillator of 004 records
+// positions x1, x2 [m] and velocities v1, v2 [m/s]; summary.json has them, the plots say them.
+TEST(Report, ColumnTitlesCarryTheirUnits) {
+  temp_dir tmp;
+  const std::string run = tmp / "run";
+  ASSERT_EQ(run_cosim(tmp, {"run", oscillator, "--out", run, "-q"}).code, 0);
+  const finished f = run_cosim(tmp, {"report", run});
+  ASSERT_EQ(f.code, 0) << f.err;
+  const std::string html = slurp(run + "/report.html");
+  for (const char* title : {"x1 [m]", "x2 [m]", "v1 [m/s]", "v2 [m/s]", "dE [J]"})
+    EXPECT_NE(html.find(std::string("class=\"title\">") + title + "<"), std::string::npos) << title;
+}
+
 // The wake-up histogram's counts are on a log axis: reading the axis at a bar's top (between
 // the two labelled lines around it, on the same log10(1 + count) scale) gives the bar's count.
 // 1 step at 27 ms among 999 at about 10 us must read as 1, not as thousands.

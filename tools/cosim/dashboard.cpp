@@ -189,6 +189,10 @@ struct dashboard::impl {
   class rows_tap final : public row_sink {
    public:
     explicit rows_tap(impl& d) : d_(d) {}
+    void units(std::span<const std::string> units) override {
+      std::lock_guard lock(d_.info_mutex);
+      d_.units.assign(units.begin(), units.end());
+    }
     void begin(std::span<const std::string> cols) override {
       {
         std::lock_guard lock(d_.info_mutex);
@@ -365,7 +369,7 @@ struct dashboard::impl {
   std::atomic<std::int64_t> wall0_ns{now_ns()};
 
   std::mutex info_mutex;  // columns, threads, sys: written by begin()/end(), read here
-  std::vector<std::string> columns, threads;
+  std::vector<std::string> columns, units, threads;  // units: one per column, "" for none
   std::vector<std::size_t> stat_subsystems;
   const system* sys = nullptr;
   int info_version = 0;
@@ -389,6 +393,11 @@ struct dashboard::impl {
   static constexpr std::size_t history_max_bytes = std::size_t{16} << 20;
   std::uint64_t next_seq = 1;   // of the next data update; 0 means "none yet" to a page
   std::uint64_t rows_sent = 0;  // rows in the data updates so far: the next one's row0
+  // For GET /status.json: each column's newest value, the newest times, the drivers' counters.
+  std::vector<double> last_row;
+  double last_sim_s = 0.0, last_wall_s = 0.0;
+  std::string last_drivers;
+  [[nodiscard]] std::string status_json();
 
   std::mutex done_mutex;
   std::condition_variable done_cv;
@@ -632,6 +641,14 @@ class http_session : public std::enable_shared_from_this<http_session<Stream>> {
       reply(http::status::ok, "text/html; charset=utf-8", dashboard_page());
       return;
     }
+    if (target == "/status.json") {
+      if (req_.method() != http::verb::get && req_.method() != http::verb::head) {
+        reply(http::status::method_not_allowed, "text/plain", "GET only\n");
+        return;
+      }
+      reply(http::status::ok, "application/json", d_.status_json());
+      return;
+    }
     if (target == "/stop") {
       if (req_.method() != http::verb::post) {
         reply(http::status::method_not_allowed, "text/plain", "POST /stop with X-Cosim-Token\n");
@@ -763,6 +780,34 @@ void dashboard::impl::closed(const net::ip::address& a) {
     --it->second.open;
 }
 
+std::string dashboard::impl::status_json() {
+  // Server thread (as send_data): a script's view of the run without a WebSocket.
+  json_writer j;
+  j.begin_object();
+  j.key("scenario").value(info.scenario);
+  j.key("mode").value(info.mode);
+  j.key("status").value(final_msg ? "ended" : rows_sent > 0 ? "running" : "starting");
+  j.key("rows").value(static_cast<std::int64_t>(rows_sent));
+  j.key("sim_s").value(last_sim_s);
+  j.key("wall_s").value(last_wall_s);
+  {
+    std::lock_guard lock(info_mutex);
+    j.key("last").begin_object();
+    for (std::size_t c = 0; c < columns.size() && c < last_row.size(); ++c)
+      j.key(columns[c]).value(last_row[c]);
+    j.end_object();
+    j.key("units").begin_object();
+    for (std::size_t c = 0; c < columns.size() && c < units.size(); ++c)
+      j.key(columns[c]).value(units[c]);
+    j.end_object();
+  }
+  if (!last_drivers.empty()) j.key("drivers").raw(last_drivers);
+  // The end message as the page gets it (status, stop reason, exit code).
+  if (final_msg) j.key("end").raw(*final_msg);
+  j.end_object();
+  return j.str() + "\n";
+}
+
 void dashboard::impl::replay(ws_peer& s, std::uint64_t after) {
   // The page learns what it asked for, what comes and how much is gone (older than the
   // history); after >= next_seq means another run (a page left open across runs): it resets.
@@ -828,6 +873,9 @@ std::string dashboard::impl::hello_json(bool mark_sent) {
   j.key("columns").begin_array();
   for (const auto& c : columns) j.value(c);
   j.end_array();
+  j.key("units").begin_array();
+  for (std::size_t c = 0; c < columns.size(); ++c) j.value(c < units.size() ? units[c] : "");
+  j.end_array();
   j.key("threads").begin_array();
   for (const auto& t : threads) j.value(t);
   j.end_array();
@@ -880,8 +928,12 @@ void dashboard::impl::send_data() {
   const double timing_wall = timing_merge.empty() ? 0.0 : timing_merge[0];
   j.key("wall_s").value(std::max(row_wall, timing_wall));
   j.key("rows").value(static_cast<std::int64_t>(row_merge.empty() ? 0 : row_merge[0]));
+  last_wall_s = std::max(row_wall, timing_wall);
   if (!row_merge.empty() && row_merge[0] > 0) {
     j.key("sim_s").value(row_merge[4]);  // last value of column 0, t
+    last_sim_s = row_merge[4];
+    last_row.clear();
+    for (std::size_t i = 4; i < row_merge.size(); i += 3) last_row.push_back(row_merge[i]);
     for (int part = 0; part < 3; ++part) {
       j.key(part == 0 ? "min" : part == 1 ? "max" : "last").begin_array();
       for (std::size_t i = 2 + static_cast<std::size_t>(part); i < row_merge.size(); i += 3)
@@ -910,9 +962,12 @@ void dashboard::impl::send_data() {
   {
     std::lock_guard lock(info_mutex);
     if (sys != nullptr && !stat_subsystems.empty()) {
-      j.key("drivers").begin_array();
-      for (std::size_t i : stat_subsystems) sys->at(i).write_statistics(j);
-      j.end_array();
+      json_writer d;
+      d.begin_array();
+      for (std::size_t i : stat_subsystems) sys->at(i).write_statistics(d);
+      d.end_array();
+      last_drivers = d.str();
+      j.key("drivers").raw(last_drivers);
     }
   }
   j.end_object();

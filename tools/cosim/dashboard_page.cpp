@@ -21,8 +21,9 @@ h2{font-size:15px;margin:2px 0 6px}
 table{border-collapse:collapse;font-variant-numeric:tabular-nums}
 td,th{padding:2px 10px;text-align:right;border-bottom:1px solid #eee}
 th:first-child,td:first-child{text-align:left}
-canvas{display:block;background:#fff;border:1px solid #eee;margin:4px 0}
+canvas{display:block;width:100%;background:#fff;border:1px solid #eee;margin:4px 0;cursor:crosshair}
 .plots{display:grid;grid-template-columns:repeat(auto-fill,minmax(460px,1fr));gap:8px}
+#zoom{color:#1f63b4}
 .plot h3{font-size:13px;margin:2px 0;font-weight:600}
 #columns label{margin-right:12px;white-space:nowrap}
 #stop{background:#b00020;color:#fff;border:0;border-radius:4px;padding:6px 14px;font-weight:600}
@@ -42,6 +43,8 @@ canvas{display:block;background:#fff;border:1px solid #eee;margin:4px 0}
  <span class="bad" id="missed" hidden></span>
  <span class="k" id="conn">not connected</span>
 </div>
+<div class="bar k">Plots: drag across a plot to zoom every plot to that time span, double-click to
+ follow the run again; the cursor reads min and max at its time. <span id="zoom"></span></div>
 <div class="bar" id="message"></div>
 <div class="bar">
  <label>stop token <input id="token" size="34" autocomplete="off" spellcheck="false"></label>
@@ -67,7 +70,7 @@ canvas{display:block;background:#fff;border:1px solid #eee;margin:4px 0}
 <div class="plots" id="thread-plots"></div></section>
 <section id="drivers-section" hidden><h2>Drivers</h2>
 <p id="unauth" class="bad" hidden></p>
-<table><thead><tr><th>driver</th><th>auth</th><th>received</th><th>sent</th><th>lost</th><th>duplicates</th><th>out of order</th><th>malformed</th><th>bad MAC</th><th>kernel drops</th><th>stale events</th></tr></thead>
+<table><thead><tr id="driver-keys"></tr></thead>
 <tbody id="drivers"></tbody></table></section>
 <section><h2>Columns (min/max over each update, so no spike is lost)</h2>
 <div id="columns"></div><div class="plots" id="plots"></div></section>
@@ -89,6 +92,7 @@ let alarmCol = [], colLimit = [];
 // nextRow: row0 the next update must have; rows skipped (a page too slow for the live
 // stream, or away longer than the server's history) are counted and shown, not hidden.
 let lastSeq = 0, layout = null, resumeNote = "", nextRow = null, firstRow = null, missedRows = 0;
+let everConnected = false, view = null;  // view: {x0, x1} while zoomed, null: follow the run
 let lastSim = 0, hello = null, series = {}, colSeries = [], threadSeries = [], updates = 0, ended = false, ws = null;
 
 function fmt(v, d) {
@@ -102,13 +106,39 @@ function push(s, x, lo, hi) {
 }
 function newSeries() { return {x: [], lo: [], hi: []}; }
 
-// Envelope: the band between min and max of each update, and the limit as a dashed line.
+// Ticks at 1, 2 or 5 times a power of ten, about n of them over [a, b].
+function ticks(a, b, n) {
+  const raw = (b - a) / n, p = Math.pow(10, Math.floor(Math.log10(raw))), f = raw / p;
+  const step = (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p, out = [];
+  for (let v = Math.ceil(a / step) * step; v <= b + step * 1e-9; v += step)
+    out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
+  return {values: out, step: step};
+}
+// A tick label with as many decimals as the step needs (0.05, not 0.05000000000000001).
+function tickText(v, step) {
+  const a = Math.abs(step);
+  if (a >= 1e5 || a < 1e-4) return v.toExponential(Math.max(0, Math.round(Math.log10(Math.abs(v) || a) - Math.log10(a))));
+  return String(parseFloat(v.toFixed(Math.max(0, -Math.floor(Math.log10(a) + 1e-9)))));
+}
+
+// Envelope: the band between min and max of each update, and the limit as a dashed line;
+// the x range is the zoom window or all points kept.
 function draw(canvas, s, limit, color) {
-  const g = canvas.getContext("2d"), W = canvas.width, H = canvas.height, L = 58, P = 8;
+  const dpr = window.devicePixelRatio || 1, W = canvas.clientWidth || 460, H = 150;
+  if (canvas.width !== Math.round(W * dpr)) { canvas.width = Math.round(W * dpr); canvas.height = Math.round(H * dpr); canvas.style.height = H + "px"; }
+  const g = canvas.getContext("2d"), L = 62, P = 8, B = 18;
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.clearRect(0, 0, W, H);
+  canvas._map = null;
   if (!s.x.length) return;
+  let i0 = 0, i1 = s.x.length - 1;
+  if (view) {
+    while (i0 < s.x.length && s.x[i0] < view.x0) i0++;
+    while (i1 >= 0 && s.x[i1] > view.x1) i1--;
+  }
+  if (i0 > i1) return;
   let y0 = Infinity, y1 = -Infinity;
-  for (let i = 0; i < s.x.length; i++) {
+  for (let i = i0; i <= i1; i++) {
     if (s.lo[i] !== null && isFinite(s.lo[i])) y0 = Math.min(y0, s.lo[i]);
     if (s.hi[i] !== null && isFinite(s.hi[i])) y1 = Math.max(y1, s.hi[i]);
   }
@@ -118,25 +148,42 @@ function draw(canvas, s, limit, color) {
   const drawLimit = hasLimit && Math.abs(limit) <= 10 * Math.max(Math.abs(y0), Math.abs(y1));
   if (drawLimit) { y0 = Math.min(y0, limit); y1 = Math.max(y1, limit); }
   if (y1 - y0 < 1e-12 * Math.max(1, Math.abs(y0))) { y0 -= 0.5; y1 += 0.5; }
-  const pad = 0.05 * (y1 - y0); y0 -= pad; y1 += pad;
-  const x0 = s.x[0], x1 = s.x[s.x.length - 1] > x0 ? s.x[s.x.length - 1] : x0 + 1;
+  // Padding never takes a quantity that cannot be negative (latency, |δP|) below zero.
+  const pad = 0.05 * (y1 - y0), nonneg = y0 >= 0;
+  y0 -= pad; y1 += pad;
+  if (nonneg) y0 = Math.max(0, y0);
+  const x0 = view ? view.x0 : s.x[0];
+  const x1 = view ? view.x1 : (s.x[s.x.length - 1] > x0 ? s.x[s.x.length - 1] : x0 + 1);
   const X = x => L + (W - L - P) * (x - x0) / (x1 - x0);
-  const Y = y => P + (H - 2 * P - 14) * (1 - (y - y0) / (y1 - y0));
-  g.strokeStyle = "#ccc"; g.fillStyle = "#555"; g.font = "11px sans-serif";
-  g.strokeRect(L, P, W - L - P, H - 2 * P - 14);
-  g.fillText(fmt(y1, 3), 2, P + 10); g.fillText(fmt(y0, 3), 2, H - 22);
-  g.fillText(fmt(x0, 4), L, H - 2); g.fillText(fmt(x1, 4) + " s", W - 70, H - 2);
-  g.fillStyle = color + "55"; g.strokeStyle = color; g.lineWidth = 1;
+  const Y = y => P + (H - P - B) * (1 - (y - y0) / (y1 - y0));
+  canvas._map = {s: s, x0: x0, x1: x1, y0: y0, y1: y1, L: L, P: P, W: W, i0: i0, i1: i1};
+  g.font = "11px sans-serif"; g.lineWidth = 1;
+  const ty = ticks(y0, y1, 4), tx = ticks(x0, x1, Math.max(2, Math.floor((W - L) / 90)));
+  g.strokeStyle = "#eee"; g.fillStyle = "#555"; g.textAlign = "right";
+  for (const v of ty.values) {
+    g.beginPath(); g.moveTo(L, Y(v)); g.lineTo(W - P, Y(v)); g.stroke();
+    g.fillText(tickText(v, ty.step), L - 4, Y(v) + 4);
+  }
+  g.textAlign = "center";
+  for (const v of tx.values) {
+    g.beginPath(); g.moveTo(X(v), P); g.lineTo(X(v), H - B); g.stroke();
+    g.fillText(tickText(v, tx.step), X(v), H - 5);
+  }
+  g.textAlign = "left"; g.fillText("t [s]", W - P - 26, H - B - 3);
+  g.strokeStyle = "#ccc"; g.strokeRect(L, P, W - L - P, H - P - B);
+  g.save(); g.beginPath(); g.rect(L, P, W - L - P, H - P - B); g.clip();
+  g.fillStyle = color + "55"; g.strokeStyle = color;
   g.beginPath();
-  for (let i = 0; i < s.x.length; i++) g.lineTo(X(s.x[i]), Y(s.hi[i]));
-  for (let i = s.x.length - 1; i >= 0; i--) g.lineTo(X(s.x[i]), Y(s.lo[i]));
+  for (let i = i0; i <= i1; i++) g.lineTo(X(s.x[i]), Y(s.hi[i]));
+  for (let i = i1; i >= i0; i--) g.lineTo(X(s.x[i]), Y(s.lo[i]));
   g.closePath(); g.fill();
   g.beginPath();
-  for (let i = 0; i < s.x.length; i++) g.lineTo(X(s.x[i]), Y(s.hi[i]));
+  for (let i = i0; i <= i1; i++) g.lineTo(X(s.x[i]), Y(s.hi[i]));
   g.stroke();
   g.beginPath();
-  for (let i = 0; i < s.x.length; i++) { g.moveTo(X(s.x[i]) , Y(s.lo[i])); g.lineTo(X(s.x[i]), Y(s.hi[i])); }
+  for (let i = i0; i <= i1; i++) { g.moveTo(X(s.x[i]), Y(s.lo[i])); g.lineTo(X(s.x[i]), Y(s.hi[i])); }
   g.stroke();
+  g.restore();
   if (hasLimit && !drawLimit) {
     g.fillStyle = "#b00020"; g.fillText("limit " + fmt(limit, 3) + " off scale", W - P - 150, P + 11);
   }
@@ -145,12 +192,53 @@ function draw(canvas, s, limit, color) {
     g.moveTo(L, Y(limit)); g.lineTo(W - P, Y(limit)); g.stroke(); g.setLineDash([]);
     g.fillStyle = "#b00020"; g.fillText("limit", W - P - 30, Y(limit) - 3);
   }
+  // Cursor: the update nearest to the pointer, its min and max.
+  if (canvas._cursor !== undefined && canvas._cursor >= L) {
+    const t = x0 + (canvas._cursor - L) * (x1 - x0) / (W - L - P);
+    let k = i0;
+    for (let i = i0; i <= i1; i++) if (Math.abs(s.x[i] - t) < Math.abs(s.x[k] - t)) k = i;
+    const cx = X(s.x[k]), text = "t " + fmt(s.x[k], 6) + " s  min " + fmt(s.lo[k], 5) + "  max " + fmt(s.hi[k], 5);
+    g.strokeStyle = "#333"; g.beginPath(); g.moveTo(cx, P); g.lineTo(cx, H - B); g.stroke();
+    const w = g.measureText(text).width + 8, bx = Math.min(cx + 4, W - P - w);
+    g.fillStyle = "rgba(255,255,255,.9)"; g.fillRect(bx, P + 2, w, 16);
+    g.fillStyle = "#222"; g.fillText(text, bx + 4, P + 14);
+    canvas.dataset.readout = text;
+  }
+  if (canvas._drag) {
+    g.fillStyle = "rgba(31,99,180,.15)";
+    g.fillRect(Math.min(canvas._drag.a, canvas._drag.b), P, Math.abs(canvas._drag.b - canvas._drag.a), H - P - B);
+  }
+}
+
+// Pointer on a plot: readout, drag to zoom every plot, double-click to follow the run.
+function attachPointer(canvas) {
+  const px = e => e.clientX - canvas.getBoundingClientRect().left;
+  canvas.onmousemove = e => {
+    canvas._cursor = px(e);
+    if (canvas._drag) canvas._drag.b = px(e);
+    requestDraw();
+  };
+  canvas.onmouseleave = () => { delete canvas._cursor; delete canvas._drag; requestDraw(); };
+  canvas.onmousedown = e => { canvas._drag = {a: px(e), b: px(e)}; };
+  canvas.onmouseup = e => {
+    const d = canvas._drag, m = canvas._map; delete canvas._drag;
+    if (!d || !m || Math.abs(px(e) - d.a) < 5) { requestDraw(); return; }
+    const t = p => m.x0 + (p - m.L) * (m.x1 - m.x0) / (m.W - m.L - m.P);
+    setView({x0: t(Math.min(d.a, px(e))), x1: t(Math.max(d.a, px(e)))});
+  };
+  canvas.ondblclick = () => setView(null);
+}
+function setView(v) {
+  view = v;
+  $("zoom").textContent = v ? "zoomed to t = " + fmt(v.x0, 6) + " … " + fmt(v.x1, 6) + " s (double-click a plot to follow the run)" : "";
+  requestDraw();
 }
 
 function plotBox(parent, id, title) {
   const d = document.createElement("div"); d.className = "plot";
-  d.innerHTML = "<h3></h3><canvas width=\"460\" height=\"130\"></canvas>";
+  d.innerHTML = "<h3></h3><canvas width=\"460\" height=\"150\"></canvas>";
   d.firstChild.textContent = title; d.lastChild.id = id; parent.appendChild(d);
+  attachPointer(d.lastChild);
   return d.lastChild;
 }
 
@@ -172,7 +260,8 @@ function onHello(m) {
     const l = document.createElement("label"), b = document.createElement("input");
     b.type = "checkbox"; b.checked = !wanted || wanted.has(c); b.dataset.col = c;
     l.appendChild(b); l.appendChild(document.createTextNode(" " + c)); cols.appendChild(l);
-    const canvas = plotBox(plots, "col-" + i, c);
+    const unit = m.units && m.units[i] ? " [" + m.units[i] + "]" : "";
+    const canvas = plotBox(plots, "col-" + i, c + unit);
     canvas.parentNode.hidden = !b.checked;
     b.onchange = () => { canvas.parentNode.hidden = !b.checked; };
     colSeries[i] = newSeries();
@@ -267,14 +356,22 @@ function onData(m) {
   if (m.drivers) {
     $("drivers-section").hidden = false;
     const tb = $("drivers"); tb.textContent = "";
+    // Every counter a driver reports, in its order (a later driver may add some).
+    const keys = [];
+    m.drivers.forEach(d => Object.keys(d).forEach(k => { if (!keys.includes(k)) keys.push(k); }));
+    const head = $("driver-keys");
+    if (head.dataset.keys !== keys.join()) {
+      head.dataset.keys = keys.join(); head.textContent = "";
+      keys.forEach(k => { const th = document.createElement("th"); th.textContent = k.replace(/_/g, " "); head.appendChild(th); });
+    }
     const open = m.drivers.filter(d => d.auth === "none").map(d => d.name);
     $("unauth").hidden = open.length === 0;
     $("unauth").textContent = open.length === 0 ? "" : "UNAUTHENTICATED (auth = \"none\"): " +
       open.join(", ") + " — any host on the bench network can forge or replay these datagrams";
     m.drivers.forEach(d => {
       const tr = document.createElement("tr");
-      for (const k of ["name", "auth", "received", "sent", "lost", "duplicates", "out_of_order", "malformed", "bad_mac", "kernel_drops", "stale_events"]) {
-        const td = document.createElement("td"); td.textContent = d[k]; tr.appendChild(td);
+      for (const k of keys) {
+        const td = document.createElement("td"); td.textContent = d[k] === undefined ? "–" : d[k]; tr.appendChild(td);
       }
       tb.appendChild(tr);
     });
@@ -325,12 +422,14 @@ function onEnd(m) {
 function onResume(m) {
   if (m.after >= m.next) lastSeq = 0;  // the server has started another run
   resumeNote = m.missed > 0 ? "; " + m.missed + " updates missed (older than the server keeps)" : "";
-  $("conn").textContent = "reconnected" + resumeNote;
+  $("conn").textContent = (everConnected ? "reconnected" : "connected") + resumeNote;
+  everConnected = true;
 }
 
 function connect() {
-  ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws" +
-                     (lastSeq > 0 ? "?after=" + lastSeq : ""));
+  // ?after=0 on the first connection too: a page opened mid-run gets the server's history
+  // (the last 1500 updates) instead of starting its plots at the moment it connected.
+  ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws?after=" + lastSeq);
   ws.onopen = () => { $("conn").textContent = "connected"; };
   ws.onclose = () => {
     $("conn").textContent = ended ? "run ended; server closed" : "disconnected; reconnecting";
@@ -353,6 +452,7 @@ $("stop").onclick = () => {
   ws.send(JSON.stringify({type: "stop", token: $("token").value.trim()}));
   $("stop-result").textContent = "stop requested…"; $("stop-result").className = "";
 };
+attachPointer($("plot-energy")); attachPointer($("plot-power"));
 connect();
 </script></body></html>
 )HTML";

@@ -646,8 +646,11 @@ std::string make_report(const report_request& req) {
 
   // Every recorded column, with the overlay and the difference on the run's times.
   h += "<h2>Recorded columns</h2>\n";
+  // Units from summary.json (absent for an unfinished run or an older summary).
+  const json_value* units = summary.find("units");
   for (std::size_t c = 1; c < nc; ++c) {
     const std::string& name = res.columns[c];
+    const std::string unit = units != nullptr ? string_at(*units, name.c_str()) : "";
     std::vector<series> lines{{&t, col[c], "#06c", "run"}};
     const int oc = other ? other->column(name) : -1;
     if (oc >= 0) {
@@ -659,7 +662,7 @@ std::string make_report(const report_request& req) {
       lines.push_back({&other_t, std::move(oy), "#e60", other_label});
     }
     const auto lim = alarm_lines.find(name);
-    h += time_plot("col-" + id_of(name), name, lines,
+    h += time_plot("col-" + id_of(name), unit.empty() ? name : name + " [" + unit + "]", lines,
                    lim != alarm_lines.end() ? lim->second : std::vector<hline>{}, stop_time);
     if (oc >= 0 && !other->rows.empty()) {
       const double lo = other->rows.front()[0], hi = other->rows.back()[0];
@@ -667,8 +670,8 @@ std::string make_report(const report_request& req) {
       for (std::size_t i = 0; i < t.size(); ++i)
         if (t[i] >= lo && t[i] <= hi) d[i] = col[c][i] - other->interpolate(oc, t[i]);
       h += time_plot("diff-" + id_of(name),
-                     name + ": run - " + other_label + " (" + other_label +
-                         " interpolated to the run's times)",
+                     name + (unit.empty() ? "" : " [" + unit + "]") + ": run - " + other_label +
+                         " (" + other_label + " interpolated to the run's times)",
                      {{&t, std::move(d), "#a0a", "difference"}}, {}, stop_time);
     }
   }

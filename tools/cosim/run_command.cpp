@@ -83,6 +83,9 @@ void watch_start_up_stop() {
 class progress_sink final : public row_sink {
  public:
   explicit progress_sink(row_sink* next) : next_(next) {}
+  void units(std::span<const std::string> units) override {
+    if (next_ != nullptr) next_->units(units);
+  }
   void begin(std::span<const std::string> columns) override {
     if (next_ != nullptr) next_->begin(columns);
   }

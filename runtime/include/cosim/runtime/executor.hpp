@@ -153,6 +153,9 @@ class row_sink {
   row_sink(const row_sink&) = delete;
   row_sink& operator=(const row_sink&) = delete;
   virtual ~row_sink() = default;
+  /// Just before begin(): each column's unit ("" where none is declared), in begin()'s
+  /// column order. Sinks that only store numbers ignore it.
+  virtual void units(std::span<const std::string> /*units*/) {}
   virtual void begin(std::span<const std::string> columns) = 0;
   virtual void write(std::span<const double> row) noexcept = 0;
   virtual void end() = 0;
@@ -163,6 +166,8 @@ class row_sink {
 
 /// Column names of a run: t, the system's probes, then the energy-residual columns.
 std::vector<std::string> result_columns(const system& sys);
+/// The unit of each of result_columns(sys): s, the probes' units, W, J, J.
+std::vector<std::string> result_units(const system& sys);
 
 namespace detail {
 class offline_supervisor;
