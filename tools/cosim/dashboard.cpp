@@ -331,11 +331,8 @@ struct dashboard::impl {
   stop_source& stop;
   dashboard_info info;
   std::string token;
-  net::io_context ioc;
-  tcp::acceptor acceptor;
-  net::steady_timer timer;
-  net::steady_timer accept_retry{ioc};
-  std::thread thread;
+  // Declared before ioc, so destroyed after it: handlers still pending when ioc goes are
+  // destroyed with it, and an http_session among them updates these in its destructor.
   // Open plain-HTTP connections (server thread). Bounded: idle connections cannot take every
   // descriptor of the process (the stop button needs one).
   std::size_t http_connections = 0;
@@ -356,6 +353,11 @@ struct dashboard::impl {
   std::map<net::ip::address, client_state> clients;
   // TLS (--serve-cert/--serve-key): set before the server starts, then read only.
   std::optional<net::ssl::context> ssl;
+  net::io_context ioc;
+  tcp::acceptor acceptor;
+  net::steady_timer timer;
+  net::steady_timer accept_retry{ioc};
+  std::thread thread;
   std::string tls_fingerprint;
   // Refused stops are logged at most once a second (a flood on a slow stderr pipe must not
   // hold the server thread): the ones in between are counted into the next line.
