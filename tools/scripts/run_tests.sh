@@ -50,7 +50,7 @@ cmake -S . -B build-asan -G Ninja "${san_flags[@]}" -DCOSIM_SANITIZE=address,und
 cmake --build build-asan -j"$jobs"
 seed_test_costs build-asan
 # Excluded here only (it runs in the Release stage above): the test drives the dashboard
-# child to its 64-descriptor limit, and UBSan's vptr check probes the vtable's memory through
+# child to its 64-descriptor limit, and (most likely) UBSan's vptr check probes the vtable through
 # a pipe (sanitizer_common's IsAccessibleMemoryRange), which cannot be opened then: it reports
 # "invalid vptr" on a valid Boost.System error_category at the accept-EMFILE path and exits.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
