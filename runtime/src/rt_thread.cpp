@@ -270,8 +270,8 @@ bool rt_thread::join_until(std::int64_t deadline_ns) noexcept {
     }
     timespec now{};
     clock_gettime(CLOCK_REALTIME, &now);
-    const std::int64_t until = static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 +
-                               now.tv_nsec + std::min<std::int64_t>(left, 10'000'000);
+    const std::int64_t until = static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec +
+                               std::min<std::int64_t>(left, 10'000'000);
     timespec ts{};
     ts.tv_sec = static_cast<time_t>(until / 1'000'000'000);
     ts.tv_nsec = static_cast<long>(until % 1'000'000'000);

@@ -596,7 +596,7 @@ TEST(Dashboard, ChromiumSeesValuesUpdateIsRefusedWithoutTheTokenAndStopsTheRunWi
   EXPECT_EQ(slurp(log).find("Uncaught"), std::string::npos) << slurp(log);
 }
 
-// Issue 33 item 9: a page opened mid-run gets the run from its first row, titles carry the
+// A page opened mid-run gets the run from its first row, titles carry the
 // units, axes have rounded ticks and never go below zero for a latency, the cursor reads
 // values, a drag zooms every plot, every driver counter has a column, and /status.json
 // serves the same state to a script.

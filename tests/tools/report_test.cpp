@@ -266,7 +266,7 @@ TEST(Report, ARunWithoutSummaryIsReportedAsNotFinished) {
   EXPECT_NE(html.find("id=\"col-x\""), std::string::npos);
 }
 
-// Recorded columns carry their units (issue 33 item 1): the oscillator of 004 records
+// Recorded columns carry their units: the oscillator of 004 records
 // positions x1, x2 [m] and velocities v1, v2 [m/s]; summary.json has them, the plots say them.
 TEST(Report, ColumnTitlesCarryTheirUnits) {
   temp_dir tmp;
