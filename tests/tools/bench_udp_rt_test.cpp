@@ -188,10 +188,8 @@ TEST(BenchUdp, M1OverUdpMatchesInternalKappa) {
   EXPECT_EQ(json_string(r.summary, "stop_reason"), "end_time");
   ASSERT_EQ(r.s.size(), r.s_ref.size());
   EXPECT_TRAJECTORY_WITHIN(r, 2e-3);
-  // One valve command per macro step (plus the start-up exchange at t0), except in the
-  // periods a deadline miss skipped (the schedule moves on by them).
-  const auto misses = static_cast<std::size_t>(std::max(0LL, deadline_misses(r.summary)));
-  EXPECT_GE(valid_commands(r) + misses, 10000U) << misses << " deadline misses";
+  // One valve command per macro step (plus the start-up exchange at t0).
+  EXPECT_GE(valid_commands(r), 10000U);
   EXPECT_GT(driver_counter(r.summary, "joystick", "received"), 9000);
   EXPECT_EQ(driver_counter(r.summary, "joystick", "malformed"), 0);
 }
